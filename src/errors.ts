@@ -1,0 +1,154 @@
+/**
+ * The error hierarchy. Every error the library creates is an `AnalyticsError`, has a `name`
+ * equal to its class name and a stable `code`, so both `instanceof` and `err.code` checks work
+ * (also across the ESM and CJS builds, where two copies of a class can exist).
+ */
+
+/** Root of every error the library creates. */
+export class AnalyticsError extends Error {
+  /** Stable, machine-readable identifier, e.g. `ERR_VALIDATION`. */
+  readonly code: string;
+
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = options.code ?? 'ERR_ANALYTICS';
+  }
+}
+
+/** A constructor option is invalid. Thrown by constructors, before any I/O. */
+export class ConfigError extends AnalyticsError {
+  /** The option at fault, e.g. `flushAt` or `webhooks[2].url`. */
+  readonly option: string;
+
+  constructor(option: string, message: string) {
+    super(message, { code: 'ERR_CONFIG' });
+    this.option = option;
+  }
+}
+
+/** A call's message is invalid. Thrown at the call; nothing is queued. */
+export class ValidationError extends AnalyticsError {
+  /** The field at fault, e.g. `userId` or `properties`. */
+  readonly field: string;
+
+  constructor(field: string, message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { code: options.code ?? 'ERR_VALIDATION', cause: options.cause });
+    this.field = field;
+  }
+}
+
+/** A message serialises to more than the per-message limit (32,000 bytes of UTF-8 JSON). */
+export class MessageTooLargeError extends ValidationError {
+  /** Serialised size of the message in bytes. */
+  readonly size: number;
+  /** The limit it exceeded, in bytes. */
+  readonly limit: number;
+
+  constructor(size: number, limit: number) {
+    super('message', `Expected the message to serialise to at most ${limit} bytes, got ${size} bytes`, {
+      code: 'ERR_MESSAGE_TOO_LARGE',
+    });
+    this.size = size;
+    this.limit = limit;
+  }
+}
+
+/** A message could not be delivered. Reported through callbacks, events and summaries; never thrown at a call. */
+export class DeliveryError extends AnalyticsError {
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { code: options.code ?? 'ERR_DELIVERY', cause: options.cause });
+  }
+
+  /** Whether sending the same request again may succeed. */
+  get retryable(): boolean {
+    return false;
+  }
+}
+
+/** The endpoint answered with a status that is not 2xx. */
+export class HttpError extends DeliveryError {
+  /** The HTTP status code. */
+  readonly status: number;
+  /** Delay the server asked for with `Retry-After`, in ms; absent when it sent none. */
+  readonly retryAfter: number | undefined;
+  /** The response body's `message` or `error` field, or its start as text; may be empty. */
+  readonly body: string;
+
+  constructor(status: number, body: string, retryAfter?: number) {
+    super(`Request failed with status ${status}${body ? `: ${body}` : ''}`, { code: 'ERR_HTTP' });
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+
+  /** 5xx, 429 and 408 are transient; other statuses mean the request itself is refused. */
+  override get retryable(): boolean {
+    return this.status >= 500 || this.status === 429 || this.status === 408;
+  }
+}
+
+/** The request did not complete: connection refused or reset, DNS failure, TLS failure. */
+export class NetworkError extends DeliveryError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { code: 'ERR_NETWORK', cause });
+  }
+
+  /** Certificate failures never heal by retrying; other network failures may. */
+  override get retryable(): boolean {
+    return !isCertificateError(this.cause);
+  }
+}
+
+/** No response within the per-request timeout. */
+export class TimeoutError extends DeliveryError {
+  /** The timeout that expired, in ms. */
+  readonly timeout: number;
+
+  constructor(timeout: number) {
+    super(`Request timed out after ${timeout} ms`, { code: 'ERR_TIMEOUT' });
+    this.timeout = timeout;
+  }
+
+  override get retryable(): boolean {
+    return true;
+  }
+}
+
+/** `close()` reached its deadline before the message could be delivered. */
+export class CloseTimeoutError extends DeliveryError {
+  constructor(timeout: number) {
+    super(`Not delivered: close() deadline of ${timeout} ms passed`, { code: 'ERR_CLOSE_TIMEOUT' });
+  }
+}
+
+/** A call was refused because `maxQueueSize` messages were already held. */
+export class QueueFullError extends AnalyticsError {
+  constructor(maxQueueSize: number) {
+    super(`Dropped: the queue already holds maxQueueSize (${maxQueueSize}) messages`, { code: 'ERR_QUEUE_FULL' });
+  }
+}
+
+/** A call was made after `close()`. */
+export class ClosedError extends AnalyticsError {
+  constructor() {
+    super('Dropped: the client is closed', { code: 'ERR_CLOSED' });
+  }
+}
+
+const CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function isCertificateError(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (CERTIFICATE_CODES.has((e as NodeJS.ErrnoException).code ?? '')) return true;
+  }
+  return false;
+}

@@ -1,0 +1,33 @@
+export { Analytics } from './analytics.js';
+export type { AnalyticsEvents, Callback, CloseOptions, DropEvent, FlushEvent, RetryEvent, Summary } from './analytics.js';
+export {
+  AnalyticsError,
+  ClosedError,
+  CloseTimeoutError,
+  ConfigError,
+  DeliveryError,
+  HttpError,
+  MessageTooLargeError,
+  NetworkError,
+  QueueFullError,
+  TimeoutError,
+  ValidationError,
+} from './errors.js';
+export { isDestinationEnabled } from './integrations.js';
+export type { Integrations } from './integrations.js';
+export { validateMessage } from './message.js';
+export type {
+  AliasParams,
+  BaseParams,
+  GroupParams,
+  IdentifyParams,
+  JsonObject,
+  Message,
+  MessageType,
+  PageParams,
+  ScreenParams,
+  TrackParams,
+} from './message.js';
+export { DEFAULTS, LIMITS } from './options.js';
+export type { FetchLike, Options } from './options.js';
+export { VERSION } from './version.js';

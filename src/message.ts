@@ -1,0 +1,229 @@
+import { MessageTooLargeError, ValidationError } from './errors.js';
+import type { Integrations } from './integrations.js';
+import { describe, isPlainObject, LIMITS } from './options.js';
+import { LIBRARY } from './version.js';
+
+/** A free-form JSON object: traits, properties, context. */
+export type JsonObject = Record<string, unknown>;
+
+/** Fields every call accepts. A `userId` or an `anonymousId` is required on all but alias. */
+export interface BaseParams {
+  userId?: string;
+  anonymousId?: string;
+  /** Attributes of the call that are not of the user (ip, userAgent, locale ...). */
+  context?: JsonObject;
+  /** Destination selection: `{ All: false, Webhooks: true }`. */
+  integrations?: Integrations;
+  /** When the event happened (historical import); omitted means now. Normalised to ISO 8601 UTC with ms. */
+  timestamp?: Date | string;
+  /** De-duplication key; a random UUID when omitted. */
+  messageId?: string;
+}
+
+export interface IdentifyParams extends BaseParams {
+  traits?: JsonObject;
+}
+export interface TrackParams extends BaseParams {
+  event: string;
+  properties?: JsonObject;
+}
+export interface PageParams extends BaseParams {
+  name?: string;
+  category?: string;
+  /** Recognised keys: url, title, referrer, path; others allowed. */
+  properties?: JsonObject;
+}
+export interface ScreenParams extends BaseParams {
+  name?: string;
+  category?: string;
+  properties?: JsonObject;
+}
+export interface GroupParams extends BaseParams {
+  groupId: string;
+  traits?: JsonObject;
+}
+export interface AliasParams extends Omit<BaseParams, 'userId' | 'anonymousId'> {
+  userId: string;
+  previousId: string;
+}
+
+/** The parameters of each call type. */
+export interface ParamsByType {
+  identify: IdentifyParams;
+  track: TrackParams;
+  page: PageParams;
+  screen: ScreenParams;
+  group: GroupParams;
+  alias: AliasParams;
+}
+export type MessageType = keyof ParamsByType;
+
+/** A message as sent on the wire (and as the collector and webhooks destination receive it). */
+export interface Message {
+  type: MessageType;
+  messageId: string;
+  timestamp: string;
+  context: JsonObject;
+  integrations?: Integrations;
+  userId?: string;
+  anonymousId?: string;
+  [field: string]: unknown;
+}
+
+/** A validated message with its JSON, serialised once and reused for the request body. */
+export interface SerializedMessage {
+  message: Message;
+  json: string;
+  bytes: number;
+}
+
+/** Defaults merged under every call's own. */
+export interface MessageDefaults {
+  context: JsonObject;
+  integrations: Integrations;
+}
+
+const OBJECT_FIELDS = ['traits', 'properties', 'context'] as const;
+const STRING_FIELDS = ['name', 'category', 'messageId', 'userId', 'anonymousId'] as const;
+const TYPES: ReadonlySet<string> = new Set<MessageType>(['identify', 'track', 'page', 'screen', 'group', 'alias']);
+
+/**
+ * Validates a call, applies defaults and serialises it.
+ * @throws {ValidationError} naming the first invalid field; nothing is built.
+ * @throws {MessageTooLargeError} when the JSON exceeds 32,000 bytes of UTF-8.
+ */
+export function buildMessage<T extends MessageType>(
+  type: T,
+  params: ParamsByType[T],
+  defaults: MessageDefaults,
+  now: () => Date = () => new Date(),
+): SerializedMessage {
+  const message = normalize(type, params, defaults, now);
+  const json = serialize(message);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > LIMITS.messageBytes) throw new MessageTooLargeError(bytes, LIMITS.messageBytes);
+  return { message, json, bytes };
+}
+
+/**
+ * Validates an incoming message of any type (the collector's ingestion API) and fills in what a
+ * client may leave out, keeping the message's own `messageId`, `timestamp` and `context`.
+ * @throws {ValidationError} naming the first invalid field.
+ */
+export function validateMessage(input: unknown): Message {
+  if (!isPlainObject(input)) throw new ValidationError('message', `Expected a message object, got ${describe(input)}`);
+  const type = input.type;
+  if (typeof type !== 'string' || !TYPES.has(type)) {
+    throw new ValidationError('type', `Expected \`type\` to be one of ${[...TYPES].join(', ')}, got ${describe(type)}`);
+  }
+  return normalize(type as MessageType, input as never, { context: {}, integrations: {} }, () => new Date(), false);
+}
+
+function normalize(
+  type: MessageType,
+  params: ParamsByType[MessageType],
+  defaults: MessageDefaults,
+  now: () => Date,
+  addLibrary = true,
+): Message {
+  if (!isPlainObject(params)) {
+    throw new ValidationError('params', `Expected the ${type} call's argument to be an object, got ${describe(params)}`);
+  }
+  const p = params as BaseParams & Record<string, unknown>;
+  for (const field of STRING_FIELDS) {
+    if (p[field] !== undefined && !nonEmptyString(p[field])) {
+      throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string, got ${describe(p[field])}`);
+    }
+  }
+  for (const field of OBJECT_FIELDS) {
+    if (p[field] !== undefined && !isPlainObject(p[field])) {
+      throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(p[field])}`);
+    }
+  }
+  requireFields(type, p);
+  if (p.integrations !== undefined) validateIntegrations(p.integrations);
+
+  const context = addLibrary ? { library: LIBRARY, ...defaults.context, ...p.context } : { ...p.context };
+  const integrations =
+    p.integrations === undefined ? defaults.integrations : { ...defaults.integrations, ...p.integrations };
+  const message: Message = {
+    ...p,
+    type,
+    messageId: p.messageId ?? crypto.randomUUID(),
+    timestamp: timestampOf(p.timestamp, now),
+    context,
+  };
+  if (Object.keys(integrations).length > 0) message.integrations = integrations;
+  else delete message.integrations;
+  return message;
+}
+
+function requireFields(type: MessageType, p: Record<string, unknown>): void {
+  if (type === 'alias') {
+    requireString(p, 'userId', 'an alias');
+    requireString(p, 'previousId', 'an alias');
+    return;
+  }
+  if (p.userId === undefined && p.anonymousId === undefined) {
+    throw new ValidationError('userId', `Expected \`userId\` or \`anonymousId\` on ${article(type)} call, got neither`);
+  }
+  if (type === 'track') requireString(p, 'event', 'a track');
+  if (type === 'group') requireString(p, 'groupId', 'a group');
+}
+
+function requireString(p: Record<string, unknown>, field: string, call: string): void {
+  if (!nonEmptyString(p[field])) {
+    throw new ValidationError(field, `Expected \`${field}\` on ${call} call to be a non-empty string, got ${describe(p[field])}`);
+  }
+}
+
+function validateIntegrations(integrations: unknown): void {
+  if (!isPlainObject(integrations)) {
+    throw new ValidationError('integrations', `Expected \`integrations\` to be a plain object, got ${describe(integrations)}`);
+  }
+  for (const key in integrations) {
+    const value = integrations[key];
+    if (typeof value !== 'boolean' && !isPlainObject(value)) {
+      throw new ValidationError(
+        `integrations.${key}`,
+        `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`,
+      );
+    }
+  }
+}
+
+function timestampOf(value: unknown, now: () => Date): string {
+  if (value === undefined) return now().toISOString();
+  const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(time)) {
+    throw new ValidationError('timestamp', `Expected \`timestamp\` to be a valid Date or date string, got ${describe(value)}`);
+  }
+  return new Date(time).toISOString();
+}
+
+function serialize(message: Message): string {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    // Only on failure: find the field that cannot be serialised, so the error can name it.
+    const field = Object.keys(message).find((key) => {
+      try {
+        JSON.stringify(message[key]);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    throw new ValidationError(field ?? 'message', `Expected \`${field ?? 'message'}\` to be JSON-serialisable: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function nonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}
+
+function article(type: MessageType): string {
+  return type === 'identify' || type === 'alias' ? `an ${type}` : `a ${type}`;
+}

@@ -1,0 +1,85 @@
+import pRetry from 'p-retry';
+import { DeliveryError, HttpError } from './errors.js';
+
+/** How a failed delivery is retried. Durations in ms. */
+export interface RetryPolicy {
+  /** Retries after the first attempt. */
+  retries: number;
+  /** Delay before the first retry; doubles on each retry. */
+  minDelay: number;
+  /** Cap on one delay, and on a server's `Retry-After`. */
+  maxDelay: number;
+  /** Give up once this long has passed since the first attempt. */
+  maxRetryTime?: number;
+}
+
+/** What the `onRetry` hook learns before each wait. */
+export interface RetryInfo {
+  /** The attempt that failed, from 1. */
+  attempt: number;
+  error: DeliveryError;
+  /** How long the next attempt waits, in ms. */
+  delay: number;
+}
+
+/**
+ * Exponential backoff with "equal jitter": half the step is fixed, half random, so many clients
+ * failing together spread out, yet every wait keeps a floor (no near-zero retry storm).
+ */
+export function backoff(retry: number, policy: Pick<RetryPolicy, 'minDelay' | 'maxDelay'>, random = Math.random): number {
+  const step = Math.min(policy.maxDelay, policy.minDelay * 2 ** (retry - 1));
+  return Math.round(step / 2 + random() * (step / 2));
+}
+
+/** The wait before retry number `retry`: the server's `Retry-After` when it sent one (capped), else backoff. */
+export function retryDelay(error: DeliveryError, retry: number, policy: RetryPolicy): number {
+  if (error instanceof HttpError && error.retryAfter !== undefined) return Math.min(error.retryAfter, policy.maxDelay);
+  return backoff(retry, policy);
+}
+
+/**
+ * Runs `attempt` until it resolves, retrying only retryable `DeliveryError`s within the policy.
+ * p-retry counts attempts and enforces `maxRetryTime` and the abort signal; the wait is ours, so
+ * that `Retry-After` replaces the backoff instead of adding to it.
+ * @throws the last error, or the signal's reason once aborted.
+ */
+export function withRetry<T>(
+  attempt: (attemptNumber: number) => Promise<T>,
+  policy: RetryPolicy,
+  hooks: { signal?: AbortSignal; onRetry?: (info: RetryInfo) => void } = {},
+): Promise<T> {
+  const started = performance.now();
+  return pRetry(attempt, {
+    retries: policy.retries,
+    maxRetryTime: policy.maxRetryTime ?? Number.POSITIVE_INFINITY,
+    minTimeout: 0,
+    signal: hooks.signal,
+    async shouldRetry({ error, attemptNumber }) {
+      if (!(error instanceof DeliveryError) || !error.retryable) return false;
+      const remaining = (policy.maxRetryTime ?? Number.POSITIVE_INFINITY) - (performance.now() - started);
+      const delay = Math.max(0, Math.min(retryDelay(error, attemptNumber, policy), remaining));
+      hooks.onRetry?.({ attempt: attemptNumber, error, delay });
+      await sleep(delay, hooks.signal);
+      return true;
+    },
+  });
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,128 @@
+import { type Dispatcher, request } from 'undici';
+import { DeliveryError, HttpError, NetworkError, TimeoutError } from './errors.js';
+import type { FetchLike } from './options.js';
+
+/** One POST. Durations in ms. */
+export interface PostRequest {
+  url: string;
+  body: string | Uint8Array;
+  headers: Record<string, string>;
+  /** Abort the attempt (and report a `TimeoutError`) after this long. */
+  timeout: number;
+  /** Aborts the attempt with the signal's reason (e.g. a `close()` deadline). */
+  signal?: AbortSignal;
+  dispatcher?: Dispatcher;
+  /** Send with this fetch-compatible function instead of undici's `request`. */
+  fetch?: FetchLike;
+}
+
+/** A response the transport could read, before it is judged. */
+interface RawResponse {
+  status: number;
+  retryAfter: string | null | undefined;
+  /** Reads the body for an error report, or discards it. */
+  text(): Promise<string>;
+  discard(): Promise<void>;
+}
+
+/** Longest part of an error response kept in `HttpError.body`. */
+const ERROR_BODY_CHARS = 500;
+
+/**
+ * Sends one POST and resolves with the status when it is 2xx.
+ * @throws {HttpError} any other status, with the response's message and `Retry-After`.
+ * @throws {TimeoutError} no complete response within `timeout`.
+ * @throws {NetworkError} the request could not be made (refused, reset, DNS, TLS).
+ * @throws the signal's reason when it aborts.
+ */
+export async function post(req: PostRequest): Promise<number> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new TimeoutError(req.timeout)), req.timeout);
+  const onAbort = () => controller.abort(req.signal?.reason);
+  if (req.signal?.aborted) onAbort();
+  else req.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const response = await (req.fetch ? viaFetch(req, req.fetch, controller.signal) : viaUndici(req, controller.signal));
+    if (response.status >= 200 && response.status < 300) {
+      await response.discard();
+      return response.status;
+    }
+    const text = await response.text();
+    throw new HttpError(response.status, errorMessageOf(text), parseRetryAfter(response.retryAfter));
+  } catch (error) {
+    if (controller.signal.aborted) throw controller.signal.reason;
+    if (error instanceof DeliveryError) throw error;
+    throw new NetworkError(`POST ${new URL(req.url).origin} failed: ${describeCause(error)}`, error);
+  } finally {
+    clearTimeout(timer);
+    req.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function viaUndici(req: PostRequest, signal: AbortSignal): Promise<RawResponse> {
+  const res = await request(req.url, {
+    method: 'POST',
+    headers: req.headers,
+    body: req.body,
+    signal,
+    dispatcher: req.dispatcher,
+  });
+  const retryAfter = res.headers['retry-after'];
+  return {
+    status: res.statusCode,
+    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+    text: () => res.body.text(),
+    discard: () => res.body.dump(),
+  };
+}
+
+async function viaFetch(req: PostRequest, fetch: FetchLike, signal: AbortSignal): Promise<RawResponse> {
+  const res = await fetch(req.url, {
+    method: 'POST',
+    headers: req.headers,
+    body: req.body as BodyInit,
+    signal,
+    dispatcher: req.dispatcher,
+  });
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    text: () => res.text(),
+    discard: async () => {
+      await res.arrayBuffer();
+    },
+  };
+}
+
+/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (value === null || value === undefined || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The `message` or `error` of a JSON error body, else the body's start. */
+function errorMessageOf(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object') {
+      const { message, error } = parsed as { message?: unknown; error?: unknown };
+      if (typeof message === 'string') return message;
+      if (typeof error === 'string') return error;
+    }
+  } catch {
+    // Not JSON: fall through to the raw text.
+  }
+  return text.slice(0, ERROR_BODY_CHARS).trim();
+}
+
+/** fetch reports "fetch failed" and hides the reason in `cause`: show the innermost one. */
+function describeCause(error: unknown): string {
+  let innermost = error;
+  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
+  if (!(innermost instanceof Error)) return String(error);
+  const code = (innermost as NodeJS.ErrnoException).code;
+  return code && !innermost.message.includes(code) ? `${code}: ${innermost.message}` : innermost.message;
+}
