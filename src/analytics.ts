@@ -131,6 +131,8 @@ export class Analytics {
   /** The `flushAfter` timer; absent whenever the queue is empty, so an idle client holds nothing open. */
   #timer: NodeJS.Timeout | undefined;
   #waiters: { target: number; resolve: () => void }[] = [];
+  /** Producers waiting in `ready()` for the queue to have room. */
+  #roomWaiters: (() => void)[] = [];
   readonly #totals: Summary = { delivered: 0, failed: 0, dropped: 0 };
   readonly #abort = new AbortController();
   #closing: Promise<Summary> | undefined;
@@ -213,6 +215,21 @@ export class Analytics {
   }
 
   /**
+   * Backpressure for producers: resolves at once while the client holds fewer than `maxQueueSize`
+   * messages, else once a batch settles and makes room. A loop that awaits it before each call
+   * never has a call dropped for a full queue. Resolves at once after `close()`.
+   * @example
+   * for await (const row of rows) {
+   *   await analytics.ready();
+   *   analytics.track(row);
+   * }
+   */
+  ready(): Promise<void> {
+    if (this.#held < this.#options.maxQueueSize || this.#closed || this.#options.disable) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push(resolve));
+  }
+
+  /**
    * Sends what is queued, waits for it by `timeout`, then releases connections. Later calls are
    * dropped (`drop` event, `ClosedError`). Idempotent: every call returns the same promise.
    * Never rejects.
@@ -232,6 +249,7 @@ export class Analytics {
     log('closing: %d queued, %d batches in flight', this.#queue.length, this.#inFlight.length);
     this.#closed = true;
     this.#clearTimer();
+    this.#wakeProducers();
     const deadline = setTimeout(() => this.#abortAll(new CloseTimeoutError(timeout)), timeout);
     await this.flush();
     clearTimeout(deadline);
@@ -342,12 +360,20 @@ export class Analytics {
     if (error) this.#totals.failed += entries.length;
     else this.#totals.delivered += entries.length;
     for (const entry of entries) if (entry.callback) this.#call(entry.callback, error);
+    this.#wakeProducers();
     const settledBelow = this.#settledBelow();
     this.#waiters = this.#waiters.filter((waiter) => {
       if (waiter.target > settledBelow) return true;
       waiter.resolve();
       return false;
     });
+  }
+
+  /** Lets as many waiting producers go as there is room for; all of them once closed. */
+  #wakeProducers(): void {
+    const room = this.#closed ? this.#roomWaiters.length : this.#options.maxQueueSize - this.#held;
+    if (room <= 0 || this.#roomWaiters.length === 0) return;
+    for (const resolve of this.#roomWaiters.splice(0, room)) resolve();
   }
 
   #settled(target: number): Promise<void> {
