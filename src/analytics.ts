@@ -134,6 +134,9 @@ export class Analytics {
   /** Producers waiting in `ready()` for the queue to have room. */
   #roomWaiters: (() => void)[] = [];
   readonly #totals: Summary = { delivered: 0, failed: 0, dropped: 0 };
+  /** Calls are numbered by the `flush()` that will report them; outcomes are counted per number. */
+  #epoch = 0;
+  readonly #epochs = new Map<number, Summary>();
   readonly #abort = new AbortController();
   #closing: Promise<Summary> | undefined;
   #closed = false;
@@ -199,19 +202,19 @@ export class Analytics {
   /**
    * Sends everything queued so far, even partial batches, and resolves once all of it has settled
    * (overlapping calls share the work). Never rejects.
-   * @returns what settled and what was dropped while it ran.
+   * @returns the fate of the calls made since the previous `flush()`: each call is reported by the
+   * first `flush()` after it (`close()` reports lifetime totals).
    */
   async flush(): Promise<Summary> {
-    const before = { ...this.#totals };
+    const epoch = this.#epoch;
+    this.#epoch += 1;
     const target = this.#accepted;
     this.#flushUpTo = target;
     this.#pump();
     await this.#settled(target);
-    return {
-      delivered: this.#totals.delivered - before.delivered,
-      failed: this.#totals.failed - before.failed,
-      dropped: this.#totals.dropped - before.dropped,
-    };
+    const summary = this.#epochs.get(epoch) ?? { delivered: 0, failed: 0, dropped: 0 };
+    this.#epochs.delete(epoch);
+    return summary;
   }
 
   /**
@@ -275,7 +278,7 @@ export class Analytics {
       this.#drop('queue-full', new QueueFullError(this.#options.maxQueueSize), message, callback);
       return;
     }
-    this.#queue.push({ json, bytes, callback });
+    this.#queue.push({ json, bytes, callback, epoch: this.#epoch });
     this.#queuedBytes += bytes;
     this.#held += 1;
     this.#accepted += 1;
@@ -357,9 +360,12 @@ export class Analytics {
   /** Records the fate of messages that left the queue, tells their callbacks, wakes `flush()`es. */
   #settle(entries: readonly Entry[], error: DeliveryError | undefined): void {
     this.#held -= entries.length;
-    if (error) this.#totals.failed += entries.length;
-    else this.#totals.delivered += entries.length;
-    for (const entry of entries) if (entry.callback) this.#call(entry.callback, error);
+    const outcome = error ? 'failed' : 'delivered';
+    this.#totals[outcome] += entries.length;
+    for (const entry of entries) {
+      this.#count(entry.epoch)[outcome] += 1;
+      if (entry.callback) this.#call(entry.callback, error);
+    }
     this.#wakeProducers();
     const settledBelow = this.#settledBelow();
     this.#waiters = this.#waiters.filter((waiter) => {
@@ -400,9 +406,19 @@ export class Analytics {
 
   #drop(reason: DropEvent['reason'], error: QueueFullError | ClosedError, message: Message, callback?: Callback): void {
     this.#totals.dropped += 1;
+    this.#count(this.#epoch).dropped += 1;
     log('dropped %s %s: %s', message.type, message.messageId, error.message);
     this.#events.emit('drop', { reason, error, message });
     if (callback) this.#call(callback, error);
+  }
+
+  #count(epoch: number): Summary {
+    let summary = this.#epochs.get(epoch);
+    if (summary === undefined) {
+      summary = { delivered: 0, failed: 0, dropped: 0 };
+      this.#epochs.set(epoch, summary);
+    }
+    return summary;
   }
 
   #call(callback: Callback, error: AnalyticsError | undefined): void {

@@ -7,6 +7,8 @@ export interface Entry {
   json: string;
   bytes: number;
   callback: ((error?: AnalyticsError) => void) | undefined;
+  /** Which `flush()` reports this message. */
+  epoch: number;
 }
 
 const HEAD = '{"batch":[';

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../src/index.js';
+import { buildMessage, type MessageType } from '../src/message.js';
+
+const defaults = { context: {}, integrations: {} };
+const build = (type: MessageType, params: unknown) => buildMessage(type, params as never, defaults);
+
+function fieldOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toBeInstanceOf(AnalyticsError);
+    return (error as ValidationError).field;
+  }
+  return undefined;
+}
+
+describe('validation', () => {
+  it.each([
+    ['identify', { traits: {} }, 'userId'],
+    ['track', { userId: 'u' }, 'event'],
+    ['track', { userId: 'u', event: '' }, 'event'],
+    ['group', { userId: 'u' }, 'groupId'],
+    ['alias', { previousId: 'p' }, 'userId'],
+    ['alias', { userId: 'u' }, 'previousId'],
+    ['alias', { anonymousId: 'a', previousId: 'p' }, 'userId'],
+    ['page', { userId: 7 }, 'userId'],
+    ['track', { userId: 'u', event: 'e', properties: [] }, 'properties'],
+    ['identify', { userId: 'u', traits: 'pro' }, 'traits'],
+    ['page', { userId: 'u', context: new Map() }, 'context'],
+    ['track', { userId: 'u', event: 'e', integrations: { Webhooks: 'yes' } }, 'integrations.Webhooks'],
+    ['track', { userId: 'u', event: 'e', timestamp: 'yesterday-ish' }, 'timestamp'],
+    ['track', { userId: 'u', event: 'e', timestamp: new Date(Number.NaN) }, 'timestamp'],
+    ['track', { userId: 'u', event: 'e', messageId: '' }, 'messageId'],
+    ['track', { userId: 'u', event: 'e', properties: { n: 10n } }, 'properties'],
+    ['screen', null, 'params'],
+  ] as const)('%s %o is refused naming %s', (type, params, field) => {
+    expect(fieldOf(() => build(type, params))).toBe(field);
+  });
+
+  it('accepts an anonymousId instead of a userId', () => {
+    expect(build('track', { anonymousId: 'a', event: 'e' }).message).toMatchObject({ anonymousId: 'a' });
+  });
+
+  it('explains what it expected and what it got', () => {
+    expect(() => build('track', { userId: 'u', event: 'e', properties: [] })).toThrow(
+      'Expected `properties` to be a plain object, got an array',
+    );
+    expect(() => build('identify', {})).toThrow('Expected `userId` or `anonymousId` on an identify call, got neither');
+  });
+});
+
+describe('size', () => {
+  it('measures UTF-8 bytes and refuses a message over 32,000 bytes', () => {
+    const base = build('track', { userId: 'u', event: 'e', properties: { s: '' } });
+    const room = 32_000 - base.bytes;
+    expect(build('track', { userId: 'u', event: 'e', properties: { s: 'x'.repeat(room) }, messageId: base.message.messageId, timestamp: base.message.timestamp }).bytes).toBe(32_000);
+
+    // 'é' is one UTF-16 unit but two UTF-8 bytes: the limit is in bytes.
+    const error = (() => {
+      try {
+        build('track', { userId: 'u', event: 'e', properties: { s: 'é'.repeat(16_000) } });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(MessageTooLargeError);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toMatchObject({ name: 'MessageTooLargeError', code: 'ERR_MESSAGE_TOO_LARGE', limit: 32_000 });
+    expect((error as MessageTooLargeError).size).toBeGreaterThan(32_000);
+  });
+
+  it('serialises once: the JSON is the message', () => {
+    const { message, json, bytes } = build('track', { userId: 'u', event: 'é' });
+    expect(JSON.parse(json)).toEqual(message);
+    expect(bytes).toBe(Buffer.byteLength(json));
+  });
+});
+
+describe('validateMessage (incoming messages)', () => {
+  it('keeps the sender id, timestamp and context and adds no library', () => {
+    const message = validateMessage({ type: 'track', userId: 'u', event: 'e', messageId: 'm', timestamp: '2024-01-01T00:00:00Z', context: { ip: '1.2.3.4' } });
+    expect(message).toEqual({ type: 'track', userId: 'u', event: 'e', messageId: 'm', timestamp: '2024-01-01T00:00:00.000Z', context: { ip: '1.2.3.4' } });
+  });
+
+  it('names the type when it is unknown', () => {
+    expect(fieldOf(() => validateMessage({ type: 'delete', userId: 'u' }))).toBe('type');
+    expect(fieldOf(() => validateMessage('track'))).toBe('message');
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { Analytics, ConfigError, DEFAULTS } from '../src/index.js';
+import { resolveOptions } from '../src/options.js';
+
+describe('resolveOptions', () => {
+  it('applies the documented defaults', () => {
+    const o = resolveOptions('wk');
+    expect(o).toMatchObject({ ...DEFAULTS, url: 'https://api.segment.io/v1/batch' });
+    expect(DEFAULTS).toMatchObject({ flushAt: 20, flushAfter: 5_000, maxQueueSize: 10_000, maxRetries: 10, timeout: 10_000 });
+  });
+
+  it('appends /v1/batch to the endpoint, keeping a path prefix', () => {
+    expect(resolveOptions('wk', { endpoint: 'http://127.0.0.1:8080/' }).url).toBe('http://127.0.0.1:8080/v1/batch');
+    expect(resolveOptions('wk', { endpoint: 'https://proxy.example/segment' }).url).toBe('https://proxy.example/segment/v1/batch');
+  });
+
+  it.each([
+    [{ flushAt: 0 }, 'flushAt', 'Expected `flushAt` to be an integer >= 1, got `0` (number)'],
+    [{ size: 1.5 }, 'flushAt', 'Expected `flushAt` to be an integer >= 1, got `1.5` (number)'],
+    [{ flushAfter: '5s' as never }, 'flushAfter', 'Expected `flushAfter` to be an integer >= 1, got `"5s"` (string)'],
+    [{ flushAt: 5, size: 6 }, 'flushAt', 'Expected only one of `flushAt` and its alias `size`, got both'],
+    [{ maxQueueSize: 10, flushAt: 20 }, 'maxQueueSize', 'Expected `maxQueueSize` to be >= `flushAt` (20), got `10`'],
+    [{ maxRetries: -1 }, 'maxRetries', 'Expected `maxRetries` to be an integer >= 0, got `-1` (number)'],
+    [{ timeout: 0 }, 'timeout', 'Expected `timeout` to be an integer >= 1, got `0` (number)'],
+    [{ maxInFlight: 0 }, 'maxInFlight', 'Expected `maxInFlight` to be an integer >= 1, got `0` (number)'],
+    [{ minRetryDelay: 500, maxRetryDelay: 100 }, 'maxRetryDelay', 'Expected `maxRetryDelay` to be an integer >= 500, got `100` (number)'],
+    [{ endpoint: 'ftp://x' }, 'endpoint', 'Expected `endpoint` to be an absolute http(s) URL, got `"ftp://x"` (string)'],
+    [{ endpoint: 'api.segment.io' }, 'endpoint', 'Expected `endpoint` to be an absolute http(s) URL, got `"api.segment.io"` (string)'],
+    [{ gzip: 'yes' as never }, 'gzip', 'Expected `gzip` to be a boolean, got `"yes"` (string)'],
+    [{ context: [] as never }, 'context', 'Expected `context` to be a plain object, got an array'],
+    [{ integrations: null as never }, 'integrations', 'Expected `integrations` to be a plain object, got `null`'],
+    [{ fetch: 'fetch' as never }, 'fetch', 'Expected `fetch` to be a function, got `"fetch"` (string)'],
+  ])('rejects %o naming %s', (options, option, message) => {
+    let error: unknown;
+    try {
+      new Analytics('wk', options);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ name: 'ConfigError', code: 'ERR_CONFIG', option, message });
+  });
+
+  it('requires a write key', () => {
+    expect(() => new Analytics('')).toThrow(new ConfigError('writeKey', 'Expected `writeKey` to be a non-empty string, got `""` (string)'));
+  });
+});

@@ -1,0 +1,22 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { expect, it } from 'vitest';
+import { VERSION } from '../src/index.js';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url);
+const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
+
+it('VERSION matches package.json', () => {
+  expect(VERSION).toBe(pkg.version);
+});
+
+// Self-reference by package name goes through the exports map, as an installed package would.
+it.each([
+  ['require', `const a = require('batched-analytics'); console.log(typeof a.Analytics, new a.ValidationError('f', 'm') instanceof a.AnalyticsError)`, []],
+  ['import', `const a = await import('batched-analytics'); console.log(typeof a.Analytics, new a.ValidationError('f', 'm') instanceof a.AnalyticsError)`, ['--input-type=module']],
+])('the built package loads with %s', async (_, code, flags) => {
+  const { stdout } = await run(process.execPath, [...flags, '-e', code], { cwd: root });
+  expect(stdout.trim()).toBe('function true');
+});

@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpError, NetworkError, TimeoutError } from '../src/errors.js';
+import { post } from '../src/transport.js';
+import { type Loopback, startLoopback } from './helpers/loopback.js';
+
+let server: Loopback | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const request = (url: string, timeout = 2_000) => ({ url, body: '{"a":1}', headers: { 'content-type': 'application/json' }, timeout });
+
+describe('post over a real socket', () => {
+  it('resolves with a 2xx status after sending the exact body and headers', async () => {
+    server = await startLoopback((_, res) => {
+      res.statusCode = 202;
+      res.end();
+    });
+    expect(await post(request(`${server.url}/in`))).toBe(202);
+    expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/in', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
+  });
+
+  it('maps an error status to HttpError with the body message and Retry-After', async () => {
+    server = await startLoopback((_, res) => {
+      res.writeHead(503, { 'retry-after': '7', 'content-type': 'application/json' });
+      res.end('{"message":"overloaded"}');
+    });
+    const error = await post(request(server.url)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ status: 503, body: 'overloaded', retryAfter: 7_000, retryable: true });
+  });
+
+  it('keeps the start of a non-JSON error body', async () => {
+    server = await startLoopback((_, res) => {
+      res.statusCode = 400;
+      res.end(`bad request ${'!'.repeat(2_000)}`);
+    });
+    const error = (await post(request(server.url)).catch((e: unknown) => e)) as HttpError;
+    expect(error.retryable).toBe(false);
+    expect(error.body.startsWith('bad request !!!')).toBe(true);
+    expect(error.body.length).toBe(500);
+  });
+
+  it('times out when no response comes', async () => {
+    server = await startLoopback(() => {});
+    const error = await post(request(server.url, 100)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ code: 'ERR_TIMEOUT', timeout: 100, retryable: true });
+  });
+
+  it('reports a refused connection as a retryable NetworkError naming the cause', async () => {
+    server = await startLoopback();
+    const url = server.url;
+    await server.close();
+    server = undefined;
+    const error = await post(request(url)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).message).toMatch(/ECONNREFUSED/);
+    expect((error as NetworkError).retryable).toBe(true);
+  });
+
+  it('aborts with the caller signal reason', async () => {
+    server = await startLoopback(() => {});
+    const controller = new AbortController();
+    const pending = post({ ...request(server.url), signal: controller.signal }).catch((e: unknown) => e);
+    setTimeout(() => controller.abort(new Error('closing')), 20);
+    expect(await pending).toMatchObject({ message: 'closing' });
+  });
+});
