@@ -1,0 +1,17 @@
+// A short script: record a few calls and end. No flush() or close() is needed for delivery
+// (the pending flush timer holds the process until the batch is sent), but close() reports the outcome.
+//
+//   npm run build && node examples/script.mjs http://127.0.0.1:8080
+import { Analytics } from 'batched-analytics';
+
+const endpoint = process.argv[2] ?? 'https://api.segment.io';
+const analytics = new Analytics(process.env.WRITE_KEY ?? 'demo-write-key', { endpoint });
+
+analytics.on('error', (error) => console.error('delivery failed:', error.message));
+
+analytics.identify({ userId: 'user-42', traits: { name: 'Ada', plan: 'pro' } });
+analytics.track({ userId: 'user-42', event: 'Order Completed', properties: { orderId: 'o-1', total: 30 } });
+analytics.page({ userId: 'user-42', name: 'Checkout', properties: { path: '/checkout' } });
+
+const summary = await analytics.close({ timeout: 10_000 });
+console.log(summary); // { delivered: 3, failed: 0, dropped: 0 }
