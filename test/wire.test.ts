@@ -79,4 +79,15 @@ describe('process lifetime', () => {
     // flushAfter is 300 ms; undici keeps idle sockets for 4 s, so a held socket would show here.
     expect(elapsed).toBeLessThan(3_000);
   });
+
+  it('DEBUG=analytics logs queueing, sending and delivery; nothing is printed without it', async () => {
+    server = await startLoopback();
+    const debug = await run(process.execPath, [script, server.url, '50'], { env: { ...process.env, DEBUG: 'analytics' } });
+    expect(debug.stderr).toMatch(/analytics queued track/);
+    expect(debug.stderr).toMatch(/analytics sending 3 messages/);
+    expect(debug.stderr).toMatch(/analytics delivered 3 messages: status 200/);
+
+    const quiet = await run(process.execPath, [script, server.url, '50'], { env: { ...process.env, DEBUG: '' } });
+    expect(quiet.stderr).toBe('');
+  });
 });
