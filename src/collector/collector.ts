@@ -1,0 +1,91 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { log } from '../log.js';
+import type { CollectorConfig } from './config.js';
+import { Deliverer } from './deliverer.js';
+import { EventHub } from './events.js';
+import { JournalStore } from './journal.js';
+import { Router } from './router.js';
+import { createHandler } from './server.js';
+import type { Store } from './store.js';
+
+/** Options of {@link startCollector}. */
+export interface CollectorOptions {
+  config: CollectorConfig;
+  /** Where the journal lives; ignored when `store` is given. */
+  dataDir: string;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** `0` picks a free port. @default 8088 */
+  port?: number;
+  /** Replaces the file journal, e.g. with a server-grade store. @default a `JournalStore` in `dataDir` */
+  store?: Store;
+}
+
+/** A collector that is listening. */
+export interface RunningCollector {
+  /** Base URL, e.g. `http://127.0.0.1:8088`: the client's `endpoint`. */
+  url: string;
+  /** Deliveries the previous run left pending, now being delivered again. */
+  resumed: number;
+  /**
+   * Stops accepting, ends live-debugger streams, waits for requests in progress (up to 2 s), stops
+   * deliveries (what is undelivered stays in the store) and closes the store. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** The collector's defaults. */
+export const COLLECTOR_DEFAULTS = { host: '127.0.0.1', port: 8088 } as const;
+
+/** How long `close()` lets requests in progress finish before it cuts their connections, in ms. */
+const CLOSE_GRACE = 2_000;
+
+/**
+ * Starts the local collector: recovers the store, listens, then resumes pending deliveries.
+ * @throws when the store cannot be opened (e.g. another process holds the data dir) or the port is taken.
+ */
+export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
+  const { config } = options;
+  const store = options.store ?? new JournalStore(options.dataDir);
+  const snapshot = await store.open();
+  const sources = new Map(config.sources.map((source) => [source.name, source]));
+  const hub = new EventHub();
+  const deliverer = new Deliverer(sources, config.delivery, store, hub);
+  const router = new Router(store, hub, deliverer, sources);
+  const server = http.createServer(createHandler({ config, router, store, hub }));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? COLLECTOR_DEFAULTS.port, options.host ?? COLLECTOR_DEFAULTS.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await Promise.all([deliverer.close(), store.close()]);
+    throw error;
+  }
+  const { address, family, port } = server.address() as AddressInfo;
+  const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  router.resume(snapshot.pending);
+  log('collector: listening on %s; resumed %d deliveries', url, snapshot.pending.length);
+
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    hub.close();
+    server.closeIdleConnections();
+    const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE);
+    await stopped;
+    clearTimeout(grace);
+    await deliverer.close();
+    await store.close();
+    log('collector: closed');
+  };
+  return {
+    url,
+    resumed: snapshot.pending.length,
+    close: () => (closing ??= close()),
+  };
+}

@@ -1,0 +1,166 @@
+import { readFile } from 'node:fs/promises';
+import { ConfigError } from '../errors.js';
+import { describe, integer, isPlainObject } from '../options.js';
+import { resolveWebhookConfig } from '../webhooks/settings.js';
+import type { WebhookSettings } from '../webhooks/settings.js';
+
+/** How the collector's Webhooks destinations send; every duration is in ms. */
+export interface DeliveryOptions {
+  /**
+   * How long a receiver may take to answer (spec §4.1).
+   * @default 5000
+   */
+  timeout?: number;
+  /**
+   * How long after a message was accepted it may still be retried (spec §7).
+   * @default 14400000 (4 hours)
+   */
+  retryWindow?: number;
+  /**
+   * Delay before the first retry; it doubles on each retry (with jitter).
+   * @default 1000
+   */
+  minRetryDelay?: number;
+  /**
+   * Longest delay between two attempts.
+   * @default 300000 (5 minutes)
+   */
+  maxRetryDelay?: number;
+}
+
+/** One source: who may write to it, and where its messages go. */
+export interface SourceConfig {
+  /** Shown in the live debugger and in logs; unique. */
+  name: string;
+  /** The key clients send as the basic-auth user; unique. */
+  writeKey: string;
+  /** The source's Webhooks destination; absent when the source has none. */
+  webhooks?: WebhookSettings;
+}
+
+/** A validated collector config file. */
+export interface CollectorConfig {
+  /** The bearer token `POST /v1/deletions` requires; absent means deletions are refused. */
+  adminToken?: string;
+  sources: SourceConfig[];
+  delivery: DeliveryOptions;
+}
+
+/** The one destination the local collector has, under its case-sensitive integrations name. */
+export const WEBHOOKS = 'Webhooks';
+
+const TOP_KEYS = ['adminToken', 'sources', 'delivery'];
+const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
+const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = { timeout: 1, retryWindow: 0, minRetryDelay: 0, maxRetryDelay: 0 };
+
+/**
+ * Validates a parsed config file (see the README's "Config file" section).
+ * @throws {ConfigError} naming the first entry at fault, e.g. `sources[1].destinations.Webhooks.webhooks[0].url`.
+ */
+export function parseConfig(input: unknown): CollectorConfig {
+  const top = object('config', input, TOP_KEYS);
+  const config: CollectorConfig = { sources: [], delivery: parseDelivery(top.delivery) };
+  if (top.adminToken !== undefined) config.adminToken = nonEmptyString('adminToken', top.adminToken);
+  if (!Array.isArray(top.sources) || top.sources.length === 0) {
+    throw new ConfigError('sources', `Expected \`sources\` to be a non-empty array, got ${describe(top.sources)}`);
+  }
+  const seen = { name: new Map<string, number>(), writeKey: new Map<string, number>() };
+  top.sources.forEach((entry: unknown, index: number) => {
+    const source = parseSource(entry, `sources[${index}]`, config.delivery);
+    for (const key of ['name', 'writeKey'] as const) {
+      const first = seen[key].get(source[key]);
+      if (first !== undefined) {
+        throw new ConfigError(`sources[${index}].${key}`, `Expected \`sources[${index}].${key}\` to be unique, got the same as \`sources[${first}].${key}\``);
+      }
+      seen[key].set(source[key], index);
+    }
+    config.sources.push(source);
+  });
+  return config;
+}
+
+function parseSource(input: unknown, path: string, delivery: DeliveryOptions): SourceConfig {
+  const entry = object(path, input, SOURCE_KEYS);
+  const source: SourceConfig = {
+    name: nonEmptyString(`${path}.name`, entry.name),
+    writeKey: nonEmptyString(`${path}.writeKey`, entry.writeKey),
+  };
+  if (entry.destinations === undefined) return source;
+  const destinations = object(`${path}.destinations`, entry.destinations, [WEBHOOKS]);
+  if (destinations.Webhooks !== undefined) {
+    const prefix = `${path}.destinations.${WEBHOOKS}`;
+    const settings = object(prefix, destinations.Webhooks, ['webhooks', 'sharedSecret']) as unknown as WebhookSettings;
+    prefixed(prefix, () => resolveWebhookConfig(settings, delivery));
+    source.webhooks = settings;
+  }
+  return source;
+}
+
+function parseDelivery(input: unknown): DeliveryOptions {
+  if (input === undefined) return {};
+  const entry = object('delivery', input, Object.keys(DELIVERY_MINIMUMS));
+  const delivery: DeliveryOptions = {};
+  for (const [key, min] of Object.entries(DELIVERY_MINIMUMS) as [keyof DeliveryOptions, number][]) {
+    if (entry[key] !== undefined) delivery[key] = integer(`delivery.${key}`, entry[key], min);
+  }
+  const { minRetryDelay = 0, maxRetryDelay } = delivery;
+  if (maxRetryDelay !== undefined && maxRetryDelay < minRetryDelay) {
+    throw new ConfigError('delivery.maxRetryDelay', `Expected \`delivery.maxRetryDelay\` to be >= \`delivery.minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\``);
+  }
+  return delivery;
+}
+
+/** A plain object whose keys are all in `allowed`: a misspelt key is an error, not silently ignored. */
+function object(path: string, value: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (!isPlainObject(value)) throw new ConfigError(path, `Expected \`${path}\` to be an object, got ${describe(value)}`);
+  const unknown = Object.keys(value).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) {
+    const where = path === 'config' ? 'the config' : `\`${path}\``;
+    throw new ConfigError(`${path}.${unknown}`, `Expected ${where} to have only ${allowed.map((k) => `\`${k}\``).join(', ')}, got \`${unknown}\``);
+  }
+  return value;
+}
+
+function nonEmptyString(path: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new ConfigError(path, `Expected \`${path}\` to be a non-empty string, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Re-throws a nested validator's `ConfigError` with the entry's full path in the file. */
+function prefixed(prefix: string, validate: () => unknown): void {
+  try {
+    validate();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const option = `${prefix}.${error.option}`;
+    throw new ConfigError(option, error.message.replace(`\`${error.option}\``, `\`${option}\``));
+  }
+}
+
+/**
+ * Reads and validates a config file.
+ * @throws {ConfigError} when the file cannot be read, is not JSON, or has an invalid entry; the
+ * message names the file and the entry.
+ */
+export async function loadConfig(file: string): Promise<CollectorConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError('config', `Cannot read config file ${file}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('config', `Config file ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  try {
+    return parseConfig(parsed);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(error.option, `Config file ${file}: ${error.message}`);
+  }
+}

@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { AnalyticsError } from '../errors.js';
+
+/**
+ * A request the collector refuses, with the status and JSON body it answers. Client errors only;
+ * anything else is a 500.
+ */
+export class RequestError extends AnalyticsError {
+  /** The HTTP status to answer with. */
+  readonly status: number;
+  /** The field at fault, e.g. `batch[2].userId`; absent when the request as a whole is wrong. */
+  readonly field: string | undefined;
+
+  constructor(status: number, code: string, message: string, field?: string) {
+    super(message, { code });
+    this.status = status;
+    this.field = field;
+  }
+}
+
+/**
+ * Reads a request body of at most `limit` bytes (after gzip decoding, and before it). Refuses a
+ * larger one as soon as it is known to be larger: from `Content-Length`, or once the bytes read
+ * pass the limit, without reading the rest.
+ * @throws {RequestError} 413 for a body over the limit, 415 for an unknown `Content-Encoding`, 400
+ * for a gzip body that does not decode.
+ */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) throw tooLarge(limit);
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity' && encoding !== 'gzip') {
+    throw new RequestError(415, 'ERR_CONTENT_ENCODING', `Expected \`Content-Encoding\` to be gzip or absent, got \`${encoding}\``);
+  }
+  const raw = await collect(req, limit);
+  if (encoding === 'identity') return raw;
+  const gunzip = createGunzip();
+  gunzip.end(raw);
+  try {
+    return await collect(gunzip, limit);
+  } catch (error) {
+    if (error instanceof RequestError) throw error;
+    throw new RequestError(400, 'ERR_GZIP', `Expected a gzip body: ${(error as Error).message}`);
+  } finally {
+    gunzip.destroy();
+  }
+}
+
+/**
+ * Buffers a stream up to `limit` bytes. Past it, stops reading (pausing, not destroying, so that a
+ * request's socket can still carry the 413) and rejects.
+ */
+function collect(stream: Readable, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const finish = (error?: Error) => {
+      stream.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
+      if (error) reject(error);
+      else resolve(Buffer.concat(chunks, length));
+    };
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      chunks.push(chunk);
+      if (length > limit) {
+        stream.pause();
+        finish(tooLarge(limit));
+      }
+    };
+    const onEnd = () => finish();
+    const onClose = () => finish(new Error('the request was aborted before its body ended'));
+    stream.on('data', onData).on('end', onEnd).on('error', finish).on('close', onClose);
+  });
+}
+
+function tooLarge(limit: number): RequestError {
+  return new RequestError(413, 'ERR_BODY_TOO_LARGE', `Expected a request body of at most ${limit} bytes`);
+}
+
+/** Answers with a JSON body. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Answers a refused request: `{ error, code, field? }`. */
+export function sendError(res: ServerResponse, error: RequestError, headers: Record<string, string> = {}): void {
+  const body = error.field === undefined ? { error: error.message, code: error.code } : { error: error.message, code: error.code, field: error.field };
+  sendJson(res, error.status, body, headers);
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { isDestinationEnabled } from '../integrations.js';
+import type { Message } from '../message.js';
+import { type WebhookInput, toWebhookBody } from '../webhooks/body.js';
+import { displayUrl } from '../webhooks/settings.js';
+import { type SourceConfig, WEBHOOKS } from './config.js';
+import type { Deliverer } from './deliverer.js';
+import type { EventHub, EventView, RouteView } from './events.js';
+import type { AudienceRecord, Delivery, Store } from './store.js';
+
+/** A message bound for one source, with where it goes. */
+export interface Routed {
+  source: SourceConfig;
+  message: WebhookInput;
+  routes: RouteView[];
+}
+
+/**
+ * Where a message goes: the source's Webhooks destination, unless the source has none, the
+ * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`), or the
+ * message has no webhook form (spec §2.1: no anonymous-only bodies).
+ */
+export function routeMessage(source: SourceConfig, message: WebhookInput): RouteView[] {
+  const route = (reason?: string): RouteView[] =>
+    reason === undefined ? [{ destination: WEBHOOKS, forwarded: true }] : [{ destination: WEBHOOKS, forwarded: false, reason }];
+  if (source.webhooks === undefined) return route('the source has no Webhooks destination');
+  if (message.type !== 'delete' && !isDestinationEnabled((message as Message).integrations, WEBHOOKS)) {
+    return route('disabled by the message\'s integrations');
+  }
+  try {
+    toWebhookBody(message);
+  } catch (error) {
+    return route((error as Error).message);
+  }
+  return route();
+}
+
+/**
+ * The accept pipeline every route ends in: record what is to be delivered durably, show it in the
+ * live debugger, then start delivering it.
+ */
+export class Router {
+  readonly #store: Store;
+  readonly #hub: EventHub;
+  readonly #deliverer: Deliverer;
+  readonly #sources: ReadonlyMap<string, SourceConfig>;
+
+  constructor(store: Store, hub: EventHub, deliverer: Deliverer, sources: ReadonlyMap<string, SourceConfig>) {
+    this.#store = store;
+    this.#hub = hub;
+    this.#deliverer = deliverer;
+    this.#sources = sources;
+  }
+
+  /**
+   * Accepts messages (and an audience's new state) all or nothing.
+   * @throws what the store throws: then nothing is recorded, shown or forwarded.
+   */
+  async accept(items: readonly Routed[], origin: EventView['origin'], audience?: AudienceRecord): Promise<void> {
+    const acceptedAt = Date.now();
+    const deliveries: Delivery[] = [];
+    const views: EventView[] = [];
+    for (const { source, message, routes } of items) {
+      const id = randomUUID();
+      if (routes.some((route) => route.forwarded)) deliveries.push({ id, source: source.name, message, acceptedAt });
+      views.push(this.#view(id, source.name, message, origin, routes, acceptedAt));
+    }
+    if (deliveries.length > 0 || audience !== undefined) await this.#store.accept(deliveries, audience);
+    for (const view of views) this.#hub.add(view);
+    for (const delivery of deliveries) this.#deliverer.start(delivery);
+  }
+
+  /** Resumes deliveries a previous run left pending. */
+  resume(pending: readonly Delivery[]): void {
+    for (const delivery of pending) {
+      const routes: RouteView[] = this.#sources.has(delivery.source)
+        ? routeMessage(this.#sources.get(delivery.source)!, delivery.message)
+        : [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }];
+      this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.acceptedAt));
+      this.#deliverer.start(delivery);
+    }
+  }
+
+  #view(id: string, source: string, message: WebhookInput, origin: EventView['origin'], routes: RouteView[], at: number): EventView {
+    const forwarded = routes.some((route) => route.forwarded);
+    const webhooks = forwarded ? (this.#sources.get(source)?.webhooks?.webhooks ?? []) : [];
+    return {
+      id,
+      receivedAt: new Date(at).toISOString(),
+      source,
+      origin,
+      message: message as unknown as Record<string, unknown>,
+      routes,
+      webhooks: webhooks.map((webhook) => ({ url: displayUrl(webhook.url), status: 'pending', attempts: 0 })),
+    };
+  }
+}

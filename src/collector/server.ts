@@ -1,0 +1,146 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { ValidationError } from '../errors.js';
+import { log } from '../log.js';
+import type { MessageType } from '../message.js';
+import { describe, isPlainObject, LIMITS } from '../options.js';
+import { audienceSync, audienceTrait } from '../webhooks/audience.js';
+import { hasBearer, sourceOf } from './auth.js';
+import type { CollectorConfig, SourceConfig } from './config.js';
+import type { EventHub } from './events.js';
+import { readBody, RequestError, sendError, sendJson } from './http.js';
+import { CALL_TYPES, parseBatch, parseJson, parseSingle } from './ingest.js';
+import { PAGE } from './page.js';
+import { routeMessage, type Router } from './router.js';
+import type { Store } from './store.js';
+
+/** What the routes work with. */
+export interface ServerContext {
+  config: CollectorConfig;
+  router: Router;
+  store: Store;
+  hub: EventHub;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+type Route = { method: 'GET' | 'POST'; handle: Handler };
+
+/** Largest audience or deletion request body, in bytes: the batch limit is generous enough. */
+const BODY_LIMIT = LIMITS.batchBytes;
+
+/**
+ * The collector's HTTP routes: the ingestion API (`/v1/batch`, `/v1/<call>`), audiences,
+ * deletions and the live debugger (`/`, `/events`).
+ */
+export function createHandler(context: ServerContext): RequestListener {
+  const byWriteKey = new Map(context.config.sources.map((source) => [source.writeKey, source]));
+  const ingest = (parse: (body: Buffer) => ReturnType<typeof parseBatch>): Route => ({
+    method: 'POST',
+    handle: async (req, res) => {
+      const source = authenticate(req, byWriteKey);
+      const messages = parse(await readBody(req, LIMITS.batchBytes));
+      await context.router.accept(
+        messages.map((message) => ({ source, message, routes: routeMessage(source, message) })),
+        'api',
+      );
+      sendJson(res, 200, { success: true });
+    },
+  });
+
+  const routes = new Map<string, Route>([
+    ['/', { method: 'GET', handle: (_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PAGE) }],
+    ['/events', { method: 'GET', handle: (_, res) => context.hub.attach(res) }],
+    ['/v1/batch', ingest(parseBatch)],
+    ...CALL_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type as MessageType)])]),
+    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, authenticate(req, byWriteKey), context) }],
+    ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
+  ]);
+
+  return (req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://collector').pathname;
+    const route = routes.get(pathname);
+    const run = async () => {
+      if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname}`);
+      if (req.method !== route.method) {
+        throw new RequestError(405, 'ERR_METHOD', `Expected ${route.method} ${pathname}, got ${req.method}`);
+      }
+      await route.handle(req, res);
+    };
+    run().catch((error: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      if (!(error instanceof RequestError)) {
+        log('collector: %s %s failed: %O', req.method, pathname, error);
+        error = new RequestError(500, 'ERR_INTERNAL', 'The collector could not accept the request; nothing was recorded');
+      }
+      const refused = error as RequestError;
+      const headers: Record<string, string> = {};
+      if (refused.status === 401) headers['www-authenticate'] = 'Basic realm="batched-analytics", charset="UTF-8"';
+      if (refused.status === 405) headers.allow = route!.method;
+      // The rest of an oversized body is never read: close the connection instead of draining it.
+      if (refused.status === 413) headers.connection = 'close';
+      sendError(res, refused, headers);
+    });
+  };
+}
+
+function authenticate(req: IncomingMessage, byWriteKey: ReadonlyMap<string, SourceConfig>): SourceConfig {
+  const source = sourceOf(req.headers, byWriteKey);
+  if (source === undefined) {
+    const why = req.headers.authorization === undefined ? 'no Authorization header' : 'an unknown write key';
+    throw new RequestError(401, 'ERR_UNAUTHORIZED', `Expected a source's write key as the basic-auth user, got ${why}`);
+  }
+  return source;
+}
+
+/** `POST /v1/audiences`: the audience's full membership; identify calls for what changed (spec §2.3, §6). */
+async function audiences(req: IncomingMessage, res: ServerResponse, source: SourceConfig, context: ServerContext): Promise<void> {
+  const body = await jsonBody(req);
+  const { name, userIds } = body;
+  if (typeof name !== 'string' || name.length === 0) throw invalid('name', `Expected \`name\` to be a non-empty string, got ${describe(name)}`);
+  if (!Array.isArray(userIds)) throw invalid('userIds', `Expected \`userIds\` to be an array of user ids, got ${describe(userIds)}`);
+  const trait = renamed('name', () => audienceTrait(name));
+  const sync = renamed('userIds', () => audienceSync(name, userIds, context.store.audience(source.name, name)));
+  const items = sync.messages.map((message) => ({ source, message, routes: routeMessage(source, message) }));
+  await context.router.accept(items, 'audience', { source: source.name, state: sync.state });
+  const joined = sync.messages.filter((m) => (m.traits as Record<string, boolean>)[trait]).length;
+  sendJson(res, 200, { trait, members: sync.state.members.length, joined, left: sync.messages.length - joined });
+}
+
+/** `POST /v1/deletions`: one delete notification per source with a Webhooks destination (spec §6). */
+async function deletions(req: IncomingMessage, res: ServerResponse, context: ServerContext): Promise<void> {
+  if (!hasBearer(req.headers, context.config.adminToken)) {
+    const why = context.config.adminToken === undefined ? 'deletions are disabled: the config has no `adminToken`' : 'Expected `Authorization: Bearer <adminToken>`';
+    throw new RequestError(401, 'ERR_UNAUTHORIZED', why);
+  }
+  const { userId } = await jsonBody(req);
+  if (typeof userId !== 'string' || userId.length === 0) throw invalid('userId', `Expected \`userId\` to be a non-empty string, got ${describe(userId)}`);
+  const timestamp = new Date().toISOString();
+  const items = context.config.sources
+    .filter((source) => source.webhooks !== undefined)
+    .map((source) => {
+      const message = { type: 'delete' as const, userId, timestamp };
+      return { source, message, routes: routeMessage(source, message) };
+    });
+  await context.router.accept(items, 'deletion');
+  sendJson(res, 200, { notifications: items.length, sources: items.map(({ source }) => source.name) });
+}
+
+async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const parsed = parseJson(await readBody(req, BODY_LIMIT));
+  if (!isPlainObject(parsed)) throw invalid('body', `Expected a JSON object, got ${describe(parsed)}`);
+  return parsed;
+}
+
+/** Runs an audience helper, naming its arguments' faults by the request's field (`members[2]` is `userIds[2]`). */
+function renamed<T>(field: 'name' | 'userIds', run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const own = error.field.replace(/^(audience|members)/, field);
+    throw invalid(own, error.message.replace(`\`${error.field}\``, `\`${own}\``));
+  }
+}
+
+function invalid(field: string, message: string): RequestError {
+  return new RequestError(400, 'ERR_VALIDATION', message, field);
+}
