@@ -8,8 +8,8 @@ import {
   WebhookDestination,
   type WebhookDestinationOptions,
   WebhookError,
-  type WebhookEvents,
 } from '../../src/webhooks/index.js';
+import { record } from '../helpers/events.js';
 import { mockWebhook, useMsw, viaGlobalFetch } from '../helpers/msw-webhooks.js';
 
 useMsw();
@@ -36,12 +36,6 @@ function destination(urls: string[], options: WebhookDestinationOptions = {}): W
   const dest = new WebhookDestination({ webhooks: urls.map((url) => ({ url })) }, { fetch: viaGlobalFetch, ...options });
   open.push(dest);
   return dest;
-}
-
-function record<K extends keyof WebhookEvents>(dest: WebhookDestination, type: K): WebhookEvents[K][] {
-  const events: WebhookEvents[K][] = [];
-  dest.on(type, (payload) => events.push(payload));
-  return events;
 }
 
 /** Whether a promise has settled, without waiting for it. */

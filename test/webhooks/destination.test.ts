@@ -15,9 +15,9 @@ import {
   WebhookDestination,
   type WebhookDestinationOptions,
   WebhookError,
-  type WebhookEvents,
   type WebhookSettings,
 } from '../../src/webhooks/index.js';
+import { record } from '../helpers/events.js';
 import { selfSignedCertificate } from '../helpers/certificate.js';
 import { type Receiver, type Reply, sequence, startReceiver, status } from '../helpers/receiver.js';
 
@@ -46,13 +46,6 @@ function destination(settings: WebhookSettings, options: WebhookDestinationOptio
   const created = new WebhookDestination(settings, { minRetryDelay: 1, maxRetryDelay: 5, ...options });
   cleanup.push(() => created.close());
   return created;
-}
-
-/** Collects every payload of one event type. */
-function record<K extends keyof WebhookEvents>(dest: WebhookDestination, type: K): WebhookEvents[K][] {
-  const events: WebhookEvents[K][] = [];
-  dest.on(type, (payload) => events.push(payload));
-  return events;
 }
 
 describe('WebhookDestination against loopback receivers', () => {
