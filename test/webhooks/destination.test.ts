@@ -248,6 +248,33 @@ describe('WebhookDestination against loopback receivers', () => {
     expect(text).toContain('msg-1 delivered after 2 attempt(s)');
   });
 
+  it('throws a ValidationError at the call for a message it cannot send, before any request', async () => {
+    const a = await receiver();
+    const dest = destination({ webhooks: [{ url: a.url }] });
+    expect(() => dest.deliver({ ...track, properties: { total: 10n } })).toThrow(
+      expect.objectContaining({ name: 'ValidationError', field: 'message', message: expect.stringContaining('BigInt') }),
+    );
+    expect(() => dest.deliver({ ...track, type: 'purchase' } as unknown as Message)).toThrow(expect.objectContaining({ field: 'type' }));
+    expect(a.requests).toHaveLength(0);
+  });
+
+  it('delivers many messages at once without a listener-leak warning', async () => {
+    const a = await receiver();
+    const dest = destination({ webhooks: [{ url: a.url }] });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, (_, n) => dest.deliver({ ...track, messageId: `m${n}` })));
+      await new Promise(setImmediate);
+      expect(results.every((r) => r.delivered)).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(a.requests).toHaveLength(30);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('keeps delivering when a listener throws', async () => {
     const a = await receiver();
     const dest = destination({ webhooks: [{ url: a.url }] });
