@@ -45,7 +45,7 @@ export function createWebhookReceiver(secret: string, onEvent: (body: WebhookBod
       res.writeHead(413).end();
       return;
     }
-    if (!verifySignature(raw, req.headers[SIGNATURE_HEADER] as string | undefined, secret)) {
+    if (!verifySignature(raw, req.headers[SIGNATURE_HEADER], secret)) {
       res.writeHead(401, { 'content-type': 'text/plain' }).end('invalid signature');
       return;
     }
