@@ -1,8 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: { index: 'src/index.ts', webhooks: 'src/webhooks/index.ts' },
   format: ['esm', 'cjs'],
+  // Shared chunks in CJS too, so both entries share one copy of each class (`instanceof ConfigError`
+  // holds whichever entry threw it); ESM splits by default.
+  splitting: true,
   dts: true,
   clean: true,
   sourcemap: true,

@@ -129,10 +129,10 @@ export class QueueFullError extends AnalyticsError {
   }
 }
 
-/** A call was made after `close()`. */
+/** A call was made after `close()`, or `close()` ended work that was still pending. */
 export class ClosedError extends AnalyticsError {
-  constructor() {
-    super('Dropped: the client is closed', { code: 'ERR_CLOSED' });
+  constructor(message = 'Dropped: the client is closed') {
+    super(message, { code: 'ERR_CLOSED' });
   }
 }
 

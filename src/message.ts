@@ -192,7 +192,11 @@ function validateIntegrations(integrations: unknown): void {
   }
 }
 
-function timestampOf(value: unknown, now: () => Date): string {
+/**
+ * A call's `timestamp` as ISO 8601 UTC with milliseconds; `now()` when it is undefined.
+ * @throws {ValidationError} when it is neither a valid Date nor a parseable date string.
+ */
+export function timestampOf(value: unknown, now: () => Date): string {
   if (value === undefined) return now().toISOString();
   const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(time)) {

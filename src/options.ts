@@ -199,7 +199,11 @@ function alias<K extends keyof Options>(input: Options, name: K, other: keyof Op
   return (input[name] ?? input[other]) as Options[K];
 }
 
-function integer(name: string, value: unknown, min: number): number {
+/**
+ * @returns `value` when it is an integer >= `min`.
+ * @throws {ConfigError} naming option `name` otherwise.
+ */
+export function integer(name: string, value: unknown, min: number): number {
   if (!Number.isInteger(value) || (value as number) < min) {
     throw new ConfigError(name, `Expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);
   }
@@ -220,7 +224,11 @@ function plainObject(name: string, value: unknown): Record<string, unknown> {
   return value;
 }
 
-function optionalFunction<T>(name: string, value: T): T {
+/**
+ * @returns `value` when it is a function or undefined.
+ * @throws {ConfigError} naming option `name` otherwise.
+ */
+export function optionalFunction<T>(name: string, value: T): T {
   if (value !== undefined && typeof value !== 'function') {
     throw new ConfigError(name, `Expected \`${name}\` to be a function, got ${describe(value)}`);
   }

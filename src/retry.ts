@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { DeliveryError, HttpError } from './errors.js';
+import { DeliveryError } from './errors.js';
 
 /** How a failed delivery is retried. Durations in ms. */
 export interface RetryPolicy {
@@ -31,9 +31,14 @@ export function backoff(retry: number, policy: Pick<RetryPolicy, 'minDelay' | 'm
   return Math.round(step / 2 + random() * (step / 2));
 }
 
-/** The wait before retry number `retry`: the server's `Retry-After` when it sent one (capped), else backoff. */
+/**
+ * The wait before retry number `retry`: the `Retry-After` the error carries (capped), else backoff.
+ * Any `DeliveryError` with a numeric `retryAfter` counts, not only an `HttpError`: the webhooks
+ * destination reports one error for several URLs and carries the longest wait they asked for.
+ */
 export function retryDelay(error: DeliveryError, retry: number, policy: RetryPolicy): number {
-  if (error instanceof HttpError && error.retryAfter !== undefined) return Math.min(error.retryAfter, policy.maxDelay);
+  const { retryAfter } = error as { retryAfter?: unknown };
+  if (typeof retryAfter === 'number') return Math.min(retryAfter, policy.maxDelay);
   return backoff(retry, policy);
 }
 

@@ -1,0 +1,38 @@
+import { DeliveryError, HttpError } from '../errors.js';
+import { displayUrl } from './settings.js';
+
+/** Why one receiver did not take a message. */
+export interface WebhookFailure {
+  /** Position of the receiver in `settings.webhooks`. */
+  index: number;
+  url: string;
+  /** An `HttpError`, `TimeoutError` or `NetworkError`. */
+  error: DeliveryError;
+}
+
+/**
+ * No receiver answered 2xx. Lists each receiver's latest failure; retryable while at least one of
+ * them failed in a way that may heal (timeout, network error, 5xx, 408, 429).
+ */
+export class WebhookError extends DeliveryError {
+  /** The latest failure of every receiver, in settings order. */
+  readonly failures: readonly WebhookFailure[];
+  /** The longest `Retry-After` a retryable receiver asked for, in ms; absent when none did. */
+  readonly retryAfter: number | undefined;
+
+  /** @param failures every receiver's latest failure. */
+  constructor(failures: readonly WebhookFailure[]) {
+    const summary = failures.map(({ url, error }) => `${displayUrl(url)}: ${error.message}`).join('; ');
+    super(`No webhook accepted the message (${summary})`, { code: 'ERR_WEBHOOK' });
+    this.failures = failures;
+    const waits = failures.flatMap(({ error }) =>
+      error instanceof HttpError && error.retryable && error.retryAfter !== undefined ? [error.retryAfter] : [],
+    );
+    this.retryAfter = waits.length > 0 ? Math.max(...waits) : undefined;
+  }
+
+  /** Receivers that failed for good are not asked again, so one retryable failure is enough. */
+  override get retryable(): boolean {
+    return this.failures.some(({ error }) => error.retryable);
+  }
+}

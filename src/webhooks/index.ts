@@ -1,0 +1,41 @@
+export { audienceSync, audienceTrait } from './audience.js';
+export type { AudienceState, AudienceSyncResult } from './audience.js';
+export { toWebhookBody } from './body.js';
+export type {
+  AliasBody,
+  DeleteBody,
+  DeleteNotification,
+  GroupBody,
+  IdentifyBody,
+  PageBody,
+  ScreenBody,
+  TrackBody,
+  WebhookBody,
+  WebhookInput,
+  WebhookType,
+} from './body.js';
+export { WebhookDestination } from './destination.js';
+export type {
+  WebhookAttemptEvent,
+  WebhookDeliveredEvent,
+  WebhookDeliveryResult,
+  WebhookEvents,
+  WebhookFailedEvent,
+  WebhookRetryEvent,
+} from './destination.js';
+export { WebhookError } from './error.js';
+export type { WebhookFailure } from './error.js';
+export { MAX_WEBHOOKS, USER_AGENT, WEBHOOK_DEFAULTS } from './settings.js';
+export type { Webhook, WebhookDestinationOptions, WebhookSettings } from './settings.js';
+export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
+export {
+  AnalyticsError,
+  ClosedError,
+  ConfigError,
+  DeliveryError,
+  HttpError,
+  NetworkError,
+  TimeoutError,
+  ValidationError,
+} from '../errors.js';
+export type { JsonObject, Message } from '../message.js';

@@ -1,0 +1,184 @@
+import type { Dispatcher } from 'undici';
+import { ConfigError } from '../errors.js';
+import { describe, type FetchLike, integer, isPlainObject, optionalFunction } from '../options.js';
+
+/** One receiver: where to POST, and the static headers only that URL gets. */
+export interface Webhook {
+  /** Absolute http or https URL. */
+  url: string;
+  /** Static `name: value` headers, e.g. an `Authorization` the receiver expects. */
+  headers?: Record<string, string>;
+}
+
+/** The destination's settings (spec §2.2). */
+export interface WebhookSettings {
+  /** 1 to 5 receivers; each message is POSTed to every one of them. */
+  webhooks: Webhook[];
+  /** When set, every request carries `X-Signature`, the HMAC-SHA1 of its body under this secret. */
+  sharedSecret?: string;
+}
+
+/** How the destination sends. Every duration is in milliseconds. */
+export interface WebhookDestinationOptions {
+  /**
+   * How long a receiver may take to answer one request (spec §4.1) before the attempt counts as a timeout.
+   * @default 5000
+   */
+  timeout?: number;
+  /**
+   * How long after a message's first attempt it may still be retried (spec §7); `0` never retries.
+   * @default 14400000 (4 hours)
+   */
+  retryWindow?: number;
+  /**
+   * Delay before the first retry; it doubles on each retry (with jitter) up to `maxRetryDelay`.
+   * @default 1000
+   */
+  minRetryDelay?: number;
+  /**
+   * Longest delay between two attempts; also caps a receiver's `Retry-After`.
+   * @default 300000 (5 minutes)
+   */
+  maxRetryDelay?: number;
+  /**
+   * An undici `Dispatcher` to send with (a proxy agent, say). The destination does not close it, and
+   * cannot check it: it must keep verifying TLS certificates.
+   * @default a keep-alive `Agent` that verifies certificates, owned and closed by the destination
+   */
+  dispatcher?: Dispatcher;
+  /**
+   * Send with this fetch-compatible function instead of undici's `request` (instrumentation, msw).
+   * @default undefined (undici `request`)
+   */
+  fetch?: FetchLike;
+}
+
+/** One receiver after validation: its URL and the headers of every request to it but the signature. */
+export interface ResolvedWebhook {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Settings and options after validation and defaults. */
+export interface ResolvedWebhookConfig {
+  readonly webhooks: readonly ResolvedWebhook[];
+  readonly sharedSecret: string | undefined;
+  readonly timeout: number;
+  readonly retryWindow: number;
+  readonly minRetryDelay: number;
+  readonly maxRetryDelay: number;
+  readonly dispatcher: Dispatcher | undefined;
+  readonly fetch: FetchLike | undefined;
+}
+
+/** Defaults of {@link WebhookDestinationOptions}, declared once. */
+export const WEBHOOK_DEFAULTS = {
+  timeout: 5_000,
+  retryWindow: 4 * 60 * 60 * 1000,
+  minRetryDelay: 1_000,
+  maxRetryDelay: 5 * 60 * 1000,
+} as const;
+
+/** Most receivers one destination may have (spec §8). */
+export const MAX_WEBHOOKS = 5;
+
+/** The `User-Agent` of every request: a product token ending in `/1.0` (spec §4.1, §9). */
+export const USER_AGENT = 'batched-analytics-webhooks/1.0';
+
+/**
+ * Headers the destination sets itself, or that describe the connection rather than the request;
+ * a static header of one of these names would contradict what is sent.
+ */
+const MANAGED_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'user-agent',
+  'x-signature',
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+]);
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Visible ASCII, obs-text, space and tab: no CR, LF or NUL that could split the request. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Validates settings and options, naming the first entry at fault.
+ * @throws {ConfigError} e.g. `webhooks[2].url` when that URL is not an absolute http(s) URL.
+ */
+export function resolveWebhookConfig(settings: WebhookSettings, options: WebhookDestinationOptions = {}): ResolvedWebhookConfig {
+  if (!isPlainObject(settings)) throw new ConfigError('settings', `Expected \`settings\` to be an object, got ${describe(settings)}`);
+  if (options === null || typeof options !== 'object') {
+    throw new ConfigError('options', `Expected \`options\` to be an object, got ${describe(options)}`);
+  }
+  const { webhooks, sharedSecret } = settings;
+  if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
+    const got = Array.isArray(webhooks) ? `${webhooks.length} entries` : describe(webhooks);
+    throw new ConfigError('webhooks', `Expected \`webhooks\` to be an array of 1 to ${MAX_WEBHOOKS} entries, got ${got}`);
+  }
+  if (sharedSecret !== undefined && (typeof sharedSecret !== 'string' || sharedSecret.length === 0)) {
+    throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string or undefined, got ${describe(sharedSecret)}`);
+  }
+  const minRetryDelay = integer('minRetryDelay', options.minRetryDelay ?? WEBHOOK_DEFAULTS.minRetryDelay, 0);
+  return Object.freeze({
+    webhooks: Object.freeze(webhooks.map((webhook, index) => resolveWebhook(webhook, `webhooks[${index}]`))),
+    sharedSecret,
+    timeout: integer('timeout', options.timeout ?? WEBHOOK_DEFAULTS.timeout, 1),
+    retryWindow: integer('retryWindow', options.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow, 0),
+    minRetryDelay,
+    maxRetryDelay: integer('maxRetryDelay', options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
+    dispatcher: options.dispatcher,
+    fetch: optionalFunction('fetch', options.fetch),
+  });
+}
+
+function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
+  if (!isPlainObject(webhook)) throw new ConfigError(name, `Expected \`${name}\` to be an object with a \`url\`, got ${describe(webhook)}`);
+  const url = webhook.url;
+  if (!isHttpUrl(url)) {
+    throw new ConfigError(`${name}.url`, `Expected \`${name}.url\` to be an absolute http or https URL, got ${describe(url)}`);
+  }
+  const headers = { ...resolveHeaders(webhook.headers ?? {}, `${name}.headers`), 'user-agent': USER_AGENT, 'content-type': 'application/json' };
+  return Object.freeze({ url, headers: Object.freeze(headers) });
+}
+
+function resolveHeaders(headers: unknown, name: string): Record<string, string> {
+  if (!isPlainObject(headers)) throw new ConfigError(name, `Expected \`${name}\` to be a plain object, got ${describe(headers)}`);
+  const resolved: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) {
+    const option = `${name}.${key}`;
+    if (!HEADER_NAME.test(key)) throw new ConfigError(option, `Expected \`${option}\` to have a valid header name, got ${describe(key)}`);
+    const lower = key.toLowerCase();
+    if (MANAGED_HEADERS.has(lower)) {
+      throw new ConfigError(option, `Expected no \`${option}\`: the destination sets that header itself or forbids it`);
+    }
+    if (lower in resolved) throw new ConfigError(option, `Expected \`${option}\` only once, got it twice in different case`);
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
+      throw new ConfigError(option, `Expected \`${option}\` to be a header value without line breaks, got ${describe(value)}`);
+    }
+    resolved[lower] = value;
+  }
+  return resolved;
+}
+
+/** A URL for logs and error messages: without credentials or query, where receivers put tokens. */
+export function displayUrl(url: string): string {
+  const { origin, pathname } = new URL(url);
+  return origin + pathname;
+}
+
+function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { type Message, toWebhookBody, ValidationError, type WebhookInput } from '../../src/webhooks/index.js';
+
+const timestamp = '2024-03-01T12:30:00.123Z';
+const base = { messageId: 'm-1', timestamp, anonymousId: 'anon-1', integrations: { All: true } };
+
+function message(fields: Record<string, unknown>): Message {
+  return { ...base, context: {}, ...fields } as Message;
+}
+
+describe('toWebhookBody', () => {
+  it('keeps exactly version, type, userId, timestamp and properties of a page', () => {
+    const body = toWebhookBody(
+      message({ type: 'page', userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/', url: 'https://x.test/', extra: 1 } }),
+    );
+    expect(body).toStrictEqual({
+      version: 1,
+      type: 'page',
+      userId: 'u1',
+      timestamp,
+      properties: { path: '/', url: 'https://x.test/', extra: 1 },
+    });
+  });
+
+  it('keeps the name and the device, os and app context of a screen', () => {
+    const context = { device: { model: 'Pixel 8', type: 'android' }, os: { name: 'Android', version: '14' }, app: { build: '7', name: 'Shop', version: '2.1' } };
+    const body = toWebhookBody(message({ type: 'screen', userId: 'u1', name: 'Cart', properties: { a: 1 }, context }));
+    expect(body).toStrictEqual({ version: 1, type: 'screen', userId: 'u1', name: 'Cart', timestamp, context });
+  });
+
+  it('carries the traits of an identify, and an empty object when it has none', () => {
+    expect(toWebhookBody(message({ type: 'identify', userId: 'u1', traits: { plan: 'pro', seats: 3 } }))).toStrictEqual({
+      version: 1,
+      type: 'identify',
+      userId: 'u1',
+      timestamp,
+      traits: { plan: 'pro', seats: 3 },
+    });
+    expect(toWebhookBody(message({ type: 'identify', userId: 'u1' }))).toMatchObject({ traits: {} });
+  });
+
+  it('carries the event and properties of a track', () => {
+    expect(toWebhookBody(message({ type: 'track', userId: 'u1', event: 'Signed Up', properties: { plan: 'pro' } }))).toStrictEqual({
+      version: 1,
+      type: 'track',
+      userId: 'u1',
+      timestamp,
+      event: 'Signed Up',
+      properties: { plan: 'pro' },
+    });
+  });
+
+  it('names the identities of an alias "Previous ID" and "User ID", with no userId or previousId', () => {
+    const body = toWebhookBody(message({ type: 'alias', userId: 'new-id', previousId: 'old-id' }));
+    expect(body).toStrictEqual({ version: 1, type: 'alias', 'Previous ID': 'old-id', 'User ID': 'new-id', timestamp });
+    expect(JSON.stringify(body)).toBe(`{"version":1,"type":"alias","Previous ID":"old-id","User ID":"new-id","timestamp":"${timestamp}"}`);
+  });
+
+  it('carries groupId, userId and traits of a group', () => {
+    expect(toWebhookBody(message({ type: 'group', userId: 'u1', groupId: 'g1', traits: { name: 'Acme', employees: 40 } }))).toStrictEqual({
+      version: 1,
+      type: 'group',
+      userId: 'u1',
+      timestamp,
+      groupId: 'g1',
+      traits: { name: 'Acme', employees: 40 },
+    });
+  });
+
+  it('makes a delete exactly type, userId and timestamp, without version', () => {
+    expect(toWebhookBody({ type: 'delete', userId: 'u1', timestamp: new Date(timestamp), messageId: 'd-1' })).toStrictEqual({
+      type: 'delete',
+      userId: 'u1',
+      timestamp,
+    });
+  });
+
+  it('keeps a non-empty context on every versioned type', () => {
+    const context = { ip: '203.0.113.9' };
+    expect(toWebhookBody(message({ type: 'track', userId: 'u1', event: 'E', context }))).toMatchObject({ context });
+    expect(toWebhookBody(message({ type: 'alias', userId: 'u2', previousId: 'u1', context }))).toMatchObject({ context });
+  });
+
+  it('normalises timestamps to ISO 8601 UTC with milliseconds', () => {
+    const body = toWebhookBody(message({ type: 'track', userId: 'u1', event: 'E', timestamp: '2024-03-01T14:30:00+02:00' }));
+    expect(body.timestamp).toBe('2024-03-01T12:30:00.000Z');
+    expect(toWebhookBody({ type: 'delete', userId: 'u1' }).timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('refuses an unknown type, naming the known ones', () => {
+    expect(() => toWebhookBody(message({ type: 'purchase', userId: 'u1' }))).toThrow(
+      expect.objectContaining({
+        name: 'ValidationError',
+        field: 'type',
+        message: 'Expected `type` to be one of page, screen, identify, track, alias, group, delete, got `"purchase"` (string)',
+      }),
+    );
+  });
+
+  it('refuses an anonymous-only message, which has no webhook form', () => {
+    expect(() => toWebhookBody(message({ type: 'track', event: 'E' }))).toThrow(ValidationError);
+    expect(() => toWebhookBody({ type: 'delete' } as WebhookInput)).toThrow(expect.objectContaining({ field: 'userId' }));
+  });
+
+  it('refuses what the message itself gets wrong', () => {
+    expect(() => toWebhookBody(message({ type: 'track', userId: 'u1' }))).toThrow(expect.objectContaining({ field: 'event' }));
+    expect(() => toWebhookBody(message({ type: 'group', userId: 'u1' }))).toThrow(expect.objectContaining({ field: 'groupId' }));
+    expect(() => toWebhookBody(message({ type: 'alias', userId: 'u1' }))).toThrow(expect.objectContaining({ field: 'previousId' }));
+    expect(() => toWebhookBody({ type: 'delete', userId: 'u1', timestamp: 'yesterday' })).toThrow(
+      expect.objectContaining({ field: 'timestamp' }),
+    );
+    expect(() => toWebhookBody(null as unknown as WebhookInput)).toThrow(expect.objectContaining({ field: 'message' }));
+  });
+});

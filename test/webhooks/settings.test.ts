@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { AnalyticsError, ConfigError, WebhookDestination, type WebhookDestinationOptions, type WebhookSettings } from '../../src/webhooks/index.js';
+
+const url = 'https://hooks.test/a';
+
+function configError(settings: unknown, options?: WebhookDestinationOptions): ConfigError {
+  try {
+    new WebhookDestination(settings as WebhookSettings, options);
+  } catch (error) {
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('WebhookDestination settings', () => {
+  it('accepts 1 to 5 http(s) URLs with static headers and a shared secret', async () => {
+    const webhooks = [1, 2, 3, 4, 5].map((n) => ({ url: `${n % 2 ? 'https' : 'http'}://hooks.test/${n}`, headers: { 'X-Token': `t${n}` } }));
+    await new WebhookDestination({ webhooks, sharedSecret: 'shh' }).close();
+  });
+
+  it.each([
+    ['no settings', undefined, 'settings'],
+    ['no webhooks', {}, 'webhooks'],
+    ['an empty list', { webhooks: [] }, 'webhooks'],
+    ['six webhooks', { webhooks: Array.from({ length: 6 }, () => ({ url })) }, 'webhooks'],
+    ['an entry that is a string', { webhooks: [{ url }, url] }, 'webhooks[1]'],
+    ['a relative URL', { webhooks: [{ url: '/hook' }] }, 'webhooks[0].url'],
+    ['an ftp URL', { webhooks: [{ url }, { url: 'ftp://hooks.test/x' }] }, 'webhooks[1].url'],
+    ['a URL that is not a string', { webhooks: [{ url: new URL(url) }] }, 'webhooks[0].url'],
+    ['headers that are an array', { webhooks: [{ url, headers: [] }] }, 'webhooks[0].headers'],
+    ['a header name with a space', { webhooks: [{ url, headers: { 'X Token': 'a' } }] }, 'webhooks[0].headers.X Token'],
+    ['a header value with a line break', { webhooks: [{ url, headers: { 'X-Token': 'a\r\nHost: evil' } }] }, 'webhooks[0].headers.X-Token'],
+    ['a header value that is a number', { webhooks: [{ url, headers: { 'X-Count': 3 } }] }, 'webhooks[0].headers.X-Count'],
+    ['a header the destination sets', { webhooks: [{ url, headers: { 'X-Signature': 'forged' } }] }, 'webhooks[0].headers.X-Signature'],
+    ['a connection header', { webhooks: [{ url, headers: { 'Transfer-Encoding': 'chunked' } }] }, 'webhooks[0].headers.Transfer-Encoding'],
+    ['a header twice', { webhooks: [{ url, headers: { 'X-Token': 'a', 'x-token': 'b' } }] }, 'webhooks[0].headers.x-token'],
+    ['an empty shared secret', { webhooks: [{ url }], sharedSecret: '' }, 'sharedSecret'],
+  ])('refuses %s with a ConfigError naming the entry', (_label, settings, option) => {
+    const error = configError(settings);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toBeInstanceOf(AnalyticsError);
+    expect(error.code).toBe('ERR_CONFIG');
+    expect(error.option).toBe(option);
+    expect(error.message).toContain(`\`${option}\``);
+  });
+
+  it('says what was wrong with the value', () => {
+    expect(configError({ webhooks: [{ url: 'ftp://hooks.test/x' }] }).message).toBe(
+      'Expected `webhooks[0].url` to be an absolute http or https URL, got `"ftp://hooks.test/x"` (string)',
+    );
+    expect(configError({ webhooks: [] }).message).toBe('Expected `webhooks` to be an array of 1 to 5 entries, got 0 entries');
+  });
+
+  it.each([
+    [{ timeout: 0 }, 'timeout'],
+    [{ retryWindow: -1 }, 'retryWindow'],
+    [{ minRetryDelay: 1.5 }, 'minRetryDelay'],
+    [{ minRetryDelay: 500, maxRetryDelay: 100 }, 'maxRetryDelay'],
+    [{ fetch: 'fetch' as never }, 'fetch'],
+  ])('refuses the option %o', (options, option) => {
+    expect(configError({ webhooks: [{ url }] }, options).option).toBe(option);
+  });
+});

@@ -1,0 +1,70 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { signBody, verifySignature } from '../../src/webhooks/index.js';
+
+const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕","properties":{}}';
+const secret = 'shh';
+
+describe('signBody', () => {
+  it('is the lowercase hex HMAC-SHA1 of the UTF-8 body under the secret', () => {
+    const expected = createHmac('sha1', secret).update(Buffer.from(body, 'utf8')).digest('hex');
+    expect(signBody(body, secret)).toBe(expected);
+    expect(signBody(body, secret)).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('gives a string and its UTF-8 bytes the same signature', () => {
+    expect(signBody(new TextEncoder().encode(body), secret)).toBe(signBody(body, secret));
+  });
+
+  it('matches a known vector', () => {
+    expect(signBody('{"type":"track"}', 'secret')).toBe('2e88aac68ea7b39da724171f506ddb544ec37f6a');
+  });
+
+  it('refuses an empty secret and a body that is not text or bytes', () => {
+    expect(() => signBody(body, '')).toThrow(expect.objectContaining({ name: 'ConfigError', option: 'secret' }));
+    expect(() => signBody({} as string, secret)).toThrow(expect.objectContaining({ name: 'ValidationError', field: 'body' }));
+  });
+});
+
+describe('verifySignature', () => {
+  const signature = signBody(body, secret);
+
+  it('accepts the signature of the exact bytes, as a string or a Buffer', () => {
+    expect(verifySignature(body, signature, secret)).toBe(true);
+    expect(verifySignature(Buffer.from(body), signature, secret)).toBe(true);
+    expect(verifySignature(body, signature.toUpperCase(), secret)).toBe(true);
+  });
+
+  it('rejects a changed body, another secret, or another signature', () => {
+    expect(verifySignature(body.replace('u1', 'u2'), signature, secret)).toBe(false);
+    expect(verifySignature(body, signature, 'other')).toBe(false);
+    expect(verifySignature(body, signBody('{}', secret), secret)).toBe(false);
+  });
+
+  it('rejects the same JSON serialised again with other spacing', () => {
+    const reserialised = JSON.stringify(JSON.parse(body), null, 2);
+    expect(verifySignature(reserialised, signature, secret)).toBe(false);
+  });
+
+  it.each([
+    ['a missing header', undefined],
+    ['a null header', null],
+    ['an empty header', ''],
+    ['a truncated signature', signature.slice(0, 39)],
+    ['a too long signature', `${signature}00`],
+    ['non-hex digits', `${signature.slice(0, 39)}z`],
+    ['a sha1= prefix', `sha1=${signature}`],
+    ['an array of headers', [signature]],
+    ['a number', 42 as unknown as string],
+  ])('returns false for %s, without throwing', (_label, bad) => {
+    expect(verifySignature(body, bad, secret)).toBe(false);
+  });
+
+  it('returns false for an empty or missing secret and for a body that is not text or bytes', () => {
+    const unsigned = createHmac('sha1', '').update(body).digest('hex');
+    expect(verifySignature(body, unsigned, '')).toBe(false);
+    expect(verifySignature(body, signature, undefined as unknown as string)).toBe(false);
+    expect(verifySignature({ toString: () => body } as unknown as string, signature, secret)).toBe(false);
+    expect(verifySignature(null as unknown as string, signature, secret)).toBe(false);
+  });
+});
