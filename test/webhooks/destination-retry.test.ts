@@ -10,9 +10,11 @@ import {
   WebhookError,
 } from '../../src/webhooks/index.js';
 import { record } from '../helpers/events.js';
-import { mockWebhook, useMsw, viaGlobalFetch } from '../helpers/msw-webhooks.js';
+import { viaGlobalFetch } from '../helpers/endpoint.js';
+import { useMockServer } from '../helpers/msw-lifecycle.js';
+import { mockWebhook } from '../helpers/msw-webhooks.js';
 
-useMsw();
+useMockServer();
 
 const URL_A = 'https://a.hooks.test/in';
 const URL_B = 'https://b.hooks.test/in';
