@@ -11,6 +11,8 @@ export interface SinkOptions {
   /** Answer each request this many ms after it arrived (a slow endpoint). */
   delay?: number;
   status?: StatusFor;
+  /** Keep only `type` and `messageId` of each message (big imports). */
+  idsOnly?: boolean;
 }
 
 /**
@@ -66,7 +68,9 @@ export async function startSink(options: SinkOptions = {}): Promise<Sink> {
       peakInFlight = Math.max(peakInFlight, inFlight);
       const answer = (): void => {
         const status = options.status?.(batch, index) ?? 200;
-        if (status >= 200 && status < 300) messages.push(...batch);
+        if (status >= 200 && status < 300) {
+          for (const { type, messageId, ...rest } of batch) messages.push(options.idsOnly ? { type, messageId } : { type, messageId, ...rest });
+        }
         inFlight -= 1;
         answered += batch.length;
         res.writeHead(status, { 'content-type': 'application/json' }).end(status < 300 ? '{"success":true}' : '{"error":"refused"}');
