@@ -3,15 +3,15 @@ import type { AnalyticsError } from '../errors.js';
 import { ValidationError } from '../errors.js';
 import { LIMITS } from '../options.js';
 import { parseCall, send } from './call.js';
-import { type Line, readLines } from './lines.js';
+import { type Line, readLines, type Source } from './lines.js';
 import { deriveMessageId } from './message-id.js';
 import type { Reject } from './rejects.js';
 import { Watermark } from './watermark.js';
 
 /** Options of {@link Importer}. */
 export interface ImportOptions {
-  /** The NDJSON input: a file stream, `process.stdin`, any async iterable of bytes. */
-  source: AsyncIterable<Uint8Array | string>;
+  /** The NDJSON input: a file stream, `process.stdin`, any iterable of chunks. */
+  source: Source;
   /** The client that validates and sends each call (a `disable`d one for a dry run). */
   analytics: Analytics;
   /**

@@ -18,6 +18,9 @@ export interface Line {
   problem?: ValidationError;
 }
 
+/** Bytes to split into lines: a readable stream, or any (async) iterable of chunks. */
+export type Source = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
+
 const LF = 0x0a;
 const CR = 0x0d;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -28,7 +31,7 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  * safe in UTF-8, where no multi-byte character contains it.
  * @param maxBytes longest line accepted; longer lines come with a `MessageTooLargeError` problem.
  */
-export async function* readLines(source: AsyncIterable<Uint8Array | string>, maxBytes: number): AsyncGenerator<Line> {
+export async function* readLines(source: Source, maxBytes: number): AsyncGenerator<Line> {
   let parts: Buffer[] = [];
   let kept = 0;
   let size = 0;

@@ -23,7 +23,7 @@ export function formatSummary(result: ImportResult, context: SummaryContext): st
   const lines = result.skipped + result.read;
   const head = result.interrupted
     ? `Import of ${context.input} interrupted after ${formatDuration(elapsed)}: stopped reading after line ${formatCount(lines)}.`
-    : `Import of ${context.input} ${result.readError ? 'stopped' : 'finished'} after ${formatDuration(elapsed)}: ${formatCount(lines)} lines.`;
+    : `Import of ${context.input} ${result.readError ? 'stopped' : 'finished'} after ${formatDuration(elapsed)}: ${formatCount(lines)} line${lines === 1 ? '' : 's'}.`;
   const rows: [string, number, string?][] = [
     [dryRun ? 'valid' : 'sent', result.sent],
     ['failed', result.failed],
