@@ -154,13 +154,19 @@ async function importWith(
   analytics.on('retry', ({ count, attempt, delay, error }) => {
     reporter.log(`attempt ${attempt} to send ${count} messages failed (${error.message}); retrying in ${formatDuration(delay)}`);
   });
-  const abandon = (): void => void analytics.close({ timeout: 0 });
+  const stopReading = (): void => reporter.log('Interrupted: reading stopped; sending the lines read (Ctrl-C again to stop waiting)');
+  const abandon = (): void => {
+    reporter.log('Interrupted again: lines not delivered yet are reported failed');
+    void analytics.close({ timeout: 0 });
+  };
+  context.signal.addEventListener('abort', stopReading, { once: true });
   context.force.addEventListener('abort', abandon, { once: true });
 
   const started = performance.now();
   reporter.start();
   const result = await importer.run().finally(() => reporter.stop());
   await analytics.close();
+  context.signal.removeEventListener('abort', stopReading);
   context.force.removeEventListener('abort', abandon);
   let rejectsError: Error | undefined;
   await rejects?.close().catch((error: Error) => {
