@@ -104,7 +104,8 @@ export class ProgressReporter {
   }
 
   #draw(): void {
-    const columns = this.#options.stream.columns ?? 80;
+    // A terminal of unknown size (a pty without a window) reports 0 columns.
+    const columns = this.#options.stream.columns || 80;
     this.#options.stream.write(`${CLEAR_LINE}${this.#line(true).slice(0, Math.max(0, columns - 1))}`);
     this.#drawn = true;
   }

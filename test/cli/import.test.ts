@@ -175,6 +175,25 @@ describe('batched-analytics import (built executable)', () => {
     for (let line = 1; line <= 5_000; line++) expect(counts.get(deriveMessageId(line, trackLine(line)))).toBe(1);
   });
 
+  it('on a second Ctrl-C stops waiting for a stalled endpoint: the lines not delivered are failed', async () => {
+    sink = await startSink();
+    sink.hold();
+    const input = await writeTracks('stalled.ndjson', 2_000);
+    const cli = startCli(['import', input, '--write-key', 'K', '--endpoint', sink.url, '--max-queue-size', '1000', '--progress-interval', '20']);
+    await cli.stderrMatches(/^progress: 1,000 read/m);
+
+    cli.child.kill('SIGINT');
+    await cli.stderrMatches(/^Interrupted: reading stopped/m);
+    cli.child.kill('SIGINT');
+
+    expect(await cli.exit).toBe(130);
+    expect(cli.stderr()).toMatch(/^Interrupted again: lines not delivered yet are reported failed$/m);
+    expect(row(cli.stdout(), 'failed')).toBe(1_000);
+    expect(lastSent(cli.stdout())).toBe(0);
+    expect(cli.stdout()).toMatch(/\nResume with --from-line 1; /);
+    expect(sink.messages).toEqual([]);
+  });
+
   it('imports 200,000 lines in flat memory: peak RSS as for 20,000 lines', { timeout: 60_000 }, async () => {
     sink = await startSink({ idsOnly: true });
     const small = await writeTracks('20k.ndjson', 20_000);

@@ -93,4 +93,13 @@ describe('ProgressReporter', () => {
     reporter.stop();
     expect(out.writes[0]).toBe(`${CLEAR}100 read · 80 sent · 5 failed `.slice(0, CLEAR.length + 29));
   });
+
+  it('assumes 80 columns on a terminal that reports none (a pty without a window)', () => {
+    const out = stream(true, 0);
+    const reporter = new ProgressReporter({ stream: out, counts: counts(), totalBytes: 4_000, interval: 60_000, now: Date.now });
+    reporter.start();
+    vi.advanceTimersByTime(200);
+    reporter.stop();
+    expect(out.writes[0]).toHaveLength(CLEAR.length + 79);
+  });
 });
