@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { Analytics } from '../analytics.js';
 import { formatDuration } from '../import/format.js';
@@ -106,11 +106,15 @@ interface Input {
 
 async function openInput(path: string, context: CommandContext): Promise<Input> {
   if (path === '-') return { name: 'stdin', source: context.stdin };
+  let handle: FileHandle | undefined;
   try {
-    const handle = await open(path);
+    handle = await open(path);
     const stat = await handle.stat();
+    // Opening a directory succeeds; reading it would fail only once the import has started.
+    if (stat.isDirectory()) throw new Error('it is a directory');
     return { name: path, source: handle.createReadStream(), ...(stat.isFile() ? { size: stat.size } : {}) };
   } catch (error) {
+    await handle?.close();
     throw new UsageError(`Cannot read ${path}: ${(error as Error).message}`);
   }
 }

@@ -122,7 +122,8 @@ export class Importer {
     if (this.#pending() > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
     return {
       ...this.counts,
-      lastSent: Math.min(this.#watermark.value, this.#firstFailed - 1),
+      // Bounded by the last line seen: a fromLine past the end must not claim lines the input lacks.
+      lastSent: Math.min(this.#watermark.value, this.#firstFailed - 1, this.counts.skipped + this.counts.read),
       interrupted,
       ...(readError ? { readError } : {}),
     };

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, run } from '../../src/cli/dispatch.js';
 import { VERSION } from '../../src/version.js';
@@ -45,6 +46,7 @@ describe('batched-analytics import: usage errors', () => {
     [['f.ndjson', '--write-key', 'K', '--endpoint', 'ftp://x'], 'Expected `endpoint` to be an absolute http(s) URL, got `"ftp://x"` (string)'],
     [['f.ndjson', '--write-key', 'K', '--max-queue-size', '10'], 'Expected `maxQueueSize` to be >= `flushAt` (100), got `10`'],
     [['no/such/file.ndjson', '--write-key', 'K'], "Cannot read no/such/file.ndjson: ENOENT: no such file or directory, open 'no/such/file.ndjson'"],
+    [[tmpdir(), '--write-key', 'K'], `Cannot read ${tmpdir()}: it is a directory`],
     [['-', '--write-key', 'K', '--rejects', 'no/such/dir/r.ndjson'], 'Cannot write --rejects no/such/dir/r.ndjson: ENOENT'],
   ])('%j: one line naming the problem, exit 2', async (args, problem) => {
     const context = fakeContext();

@@ -108,6 +108,13 @@ describe('Importer', () => {
     expect(result).toMatchObject({ skipped: 3, read: 3, sent: 3, lastSent: 6 });
   });
 
+  it('sends nothing from a fromLine past the end, and says the input ends at its last line', async () => {
+    sink = await startSink();
+    const { result } = await importText(tracks(6), {}, { fromLine: 50 });
+    expect(result).toMatchObject({ skipped: 6, read: 0, lastSent: 6 });
+    expect(sink.requests()).toBe(0);
+  });
+
   it('reports a line that fails to deliver and keeps lastSent below it', async () => {
     sink = await startSink({ status: (batch) => (batch.some((message) => message.userId === 'u3') ? 400 : 200) });
     const { result, rejects } = await importText(tracks(5), { flushAt: 1, maxRetries: 0 });
