@@ -89,6 +89,7 @@ export class Importer {
     const { signal } = this.#options;
     const lines = readLines(this.#options.source, LIMITS.messageBytes);
     let interrupted = false;
+    let ended = false;
     let readError: Error | undefined;
     try {
       for (;;) {
@@ -99,17 +100,20 @@ export class Importer {
           readError = error as Error;
           break;
         }
-        if (next.done) break;
+        if (next.done) {
+          ended = true;
+          break;
+        }
         const line = next.value;
         this.counts.bytesRead = line.offset;
-        if (line.number < this.#fromLine) {
-          this.counts.skipped += 1;
-          continue;
-        }
-        await this.#room();
+        if (line.number >= this.#fromLine) await this.#room();
         if (signal?.aborted) {
           interrupted = true;
           break;
+        }
+        if (line.number < this.#fromLine) {
+          this.counts.skipped += 1;
+          continue;
         }
         this.counts.read += 1;
         await this.#take(line);
@@ -122,8 +126,8 @@ export class Importer {
     if (this.#pending() > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
     return {
       ...this.counts,
-      // Bounded by the last line seen: a fromLine past the end must not claim lines the input lacks.
-      lastSent: Math.min(this.#watermark.value, this.#firstFailed - 1, this.counts.skipped + this.counts.read),
+      // A fromLine past the end must not claim lines the input lacks.
+      lastSent: Math.min(this.#watermark.value, this.#firstFailed - 1, ended ? this.counts.skipped + this.counts.read : Number.POSITIVE_INFINITY),
       interrupted,
       ...(readError ? { readError } : {}),
     };

@@ -108,6 +108,15 @@ describe('Importer', () => {
     expect(result).toMatchObject({ skipped: 3, read: 3, sent: 3, lastSent: 6 });
   });
 
+  it('stops while reading past the lines before fromLine, and resumes at the same fromLine', async () => {
+    sink = await startSink();
+    const controller = new AbortController();
+    controller.abort();
+    const { result } = await importText(tracks(10), {}, { fromLine: 8, signal: controller.signal });
+    expect(result).toMatchObject({ interrupted: true, skipped: 0, read: 0, lastSent: 7 });
+    expect(sink.requests()).toBe(0);
+  });
+
   it('sends nothing from a fromLine past the end, and says the input ends at its last line', async () => {
     sink = await startSink();
     const { result } = await importText(tracks(6), {}, { fromLine: 50 });
