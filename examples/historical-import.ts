@@ -12,7 +12,9 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 // In your project: from 'batched-analytics'.
-import { Analytics, type Summary, ValidationError } from '../src/index.js';
+import { Analytics, type MessageType, type Summary, ValidationError } from '../src/index.js';
+
+const CALL_TYPES: ReadonlySet<unknown> = new Set<MessageType>(['identify', 'track', 'page', 'screen', 'group', 'alias']);
 
 /** Sends every call in the file, then closes the client. */
 export async function importFile(path: string, analytics: Analytics): Promise<Summary & { rejected: number }> {
@@ -26,28 +28,8 @@ export async function importFile(path: string, analytics: Analytics): Promise<Su
     await analytics.ready();
     try {
       const call = JSON.parse(line);
-      switch (call.type) {
-        case 'identify':
-          analytics.identify(call);
-          break;
-        case 'track':
-          analytics.track(call);
-          break;
-        case 'page':
-          analytics.page(call);
-          break;
-        case 'screen':
-          analytics.screen(call);
-          break;
-        case 'group':
-          analytics.group(call);
-          break;
-        case 'alias':
-          analytics.alias(call);
-          break;
-        default:
-          throw new ValidationError('type', `unknown call type ${JSON.stringify(call.type)}`);
-      }
+      if (!CALL_TYPES.has(call.type)) throw new ValidationError('type', `unknown call type ${JSON.stringify(call.type)}`);
+      analytics[call.type as MessageType](call);
     } catch (error) {
       // Invalid JSON or an invalid call: report it and go on with the next line.
       rejected += 1;
