@@ -1,5 +1,6 @@
 export { Analytics } from './analytics.js';
-export type { AnalyticsEvents, Callback, CloseOptions, DropEvent, FlushEvent, RetryEvent, Summary } from './analytics.js';
+export type { CloseOptions } from './analytics.js';
+export type { AnalyticsEvents, Callback, DropEvent, FlushEvent, RetryEvent, Summary } from './events.js';
 export {
   AnalyticsError,
   ClosedError,

@@ -112,11 +112,18 @@ export function buildMessage<T extends MessageType>(
  */
 export function validateMessage(input: unknown): Message {
   if (!isPlainObject(input)) throw new ValidationError('message', `Expected a message object, got ${describe(input)}`);
-  const type = input.type;
+  return normalize(messageType(input.type), input as never, { context: {}, integrations: {} }, () => new Date(), false);
+}
+
+/**
+ * Checks a message's `type` field.
+ * @throws {ValidationError} unless it is one of identify, track, page, screen, group, alias.
+ */
+export function messageType(type: unknown): MessageType {
   if (typeof type !== 'string' || !TYPES.has(type)) {
     throw new ValidationError('type', `Expected \`type\` to be one of ${[...TYPES].join(', ')}, got ${describe(type)}`);
   }
-  return normalize(type as MessageType, input as never, { context: {}, integrations: {} }, () => new Date(), false);
+  return type as MessageType;
 }
 
 function normalize(

@@ -12,7 +12,7 @@ import {
   type RetryEvent,
   TimeoutError,
 } from '../src/index.js';
-import { ENDPOINT, messageIds, mockEndpoint, viaGlobalFetch } from './helpers/endpoint.js';
+import { ENDPOINT, gatedEndpoint, messageIds, mockEndpoint, viaGlobalFetch } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
@@ -84,14 +84,7 @@ describe('batching', () => {
   });
 
   it('bounds the number of requests in flight by maxInFlight', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const received = mockEndpoint(async () => {
-      await gate;
-      return HttpResponse.json({ success: true });
-    });
+    const { received, release } = gatedEndpoint();
     const analytics = client({ flushAt: 1, maxInFlight: 2 });
     for (let n = 0; n < 5; n++) analytics.track(track(n));
     await vi.waitFor(() => expect(received).toHaveLength(2));
@@ -317,14 +310,7 @@ describe('delivery failures', () => {
 
 describe('bounds', () => {
   it('drops calls beyond maxQueueSize and reports each one', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const received = mockEndpoint(async () => {
-      await gate;
-      return HttpResponse.json({ success: true });
-    });
+    const { received, release } = gatedEndpoint();
     const analytics = client({ flushAt: 2, maxQueueSize: 3 });
     const drops: DropEvent[] = [];
     analytics.on('drop', (event) => drops.push(event));

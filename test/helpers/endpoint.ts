@@ -42,3 +42,16 @@ export function mockEndpoint(reply: Reply = () => HttpResponse.json({ success: t
 export function messageIds(received: Received[]): string[] {
   return received.flatMap((r) => r.body.batch.map((m) => m.messageId as string));
 }
+
+/** An endpoint that holds every response until `release()` is called. */
+export function gatedEndpoint(): { received: Received[]; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const received = mockEndpoint(async () => {
+    await gate;
+    return HttpResponse.json({ success: true });
+  });
+  return { received, release };
+}

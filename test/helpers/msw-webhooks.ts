@@ -1,22 +1,5 @@
 import { http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, vi } from 'vitest';
-import type { FetchLike } from '../../src/options.js';
-
-/** Sends through the global fetch, looked up at call time, so msw sees it. */
-export const viaGlobalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
-
-const server = setupServer();
-
-/** Starts msw for the calling test file; any request nobody mocked fails the test. */
-export function useMsw(): void {
-  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-  afterEach(() => {
-    server.resetHandlers();
-    vi.useRealTimers();
-  });
-  afterAll(() => server.close());
-}
+import { server } from './endpoint.js';
 
 /** A request a mocked webhook got, and when (`Date.now()`, fake under fake timers). */
 export interface MockedRequest {

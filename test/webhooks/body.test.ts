@@ -53,7 +53,7 @@ describe('toWebhookBody', () => {
   it('names the identities of an alias "Previous ID" and "User ID", with no userId or previousId', () => {
     const body = toWebhookBody(message({ type: 'alias', userId: 'new-id', previousId: 'old-id' }));
     expect(body).toStrictEqual({ version: 1, type: 'alias', 'Previous ID': 'old-id', 'User ID': 'new-id', timestamp });
-    expect(JSON.stringify(body)).toContain('"Previous ID":"old-id","User ID":"new-id"');
+    expect(JSON.stringify(body)).toBe(`{"version":1,"type":"alias","Previous ID":"old-id","User ID":"new-id","timestamp":"${timestamp}"}`);
   });
 
   it('carries groupId, userId and traits of a group', () => {

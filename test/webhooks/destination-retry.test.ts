@@ -8,11 +8,13 @@ import {
   WebhookDestination,
   type WebhookDestinationOptions,
   WebhookError,
-  type WebhookEvents,
 } from '../../src/webhooks/index.js';
-import { mockWebhook, useMsw, viaGlobalFetch } from '../helpers/msw-webhooks.js';
+import { record } from '../helpers/events.js';
+import { viaGlobalFetch } from '../helpers/endpoint.js';
+import { useMockServer } from '../helpers/msw-lifecycle.js';
+import { mockWebhook } from '../helpers/msw-webhooks.js';
 
-useMsw();
+useMockServer();
 
 const URL_A = 'https://a.hooks.test/in';
 const URL_B = 'https://b.hooks.test/in';
@@ -36,12 +38,6 @@ function destination(urls: string[], options: WebhookDestinationOptions = {}): W
   const dest = new WebhookDestination({ webhooks: urls.map((url) => ({ url })) }, { fetch: viaGlobalFetch, ...options });
   open.push(dest);
   return dest;
-}
-
-function record<K extends keyof WebhookEvents>(dest: WebhookDestination, type: K): WebhookEvents[K][] {
-  const events: WebhookEvents[K][] = [];
-  dest.on(type, (payload) => events.push(payload));
-  return events;
 }
 
 /** Whether a promise has settled, without waiting for it. */

@@ -15,9 +15,9 @@ import {
   WebhookDestination,
   type WebhookDestinationOptions,
   WebhookError,
-  type WebhookEvents,
   type WebhookSettings,
 } from '../../src/webhooks/index.js';
+import { record } from '../helpers/events.js';
 import { selfSignedCertificate } from '../helpers/certificate.js';
 import { type Receiver, type Reply, sequence, startReceiver, status } from '../helpers/receiver.js';
 
@@ -46,13 +46,6 @@ function destination(settings: WebhookSettings, options: WebhookDestinationOptio
   const created = new WebhookDestination(settings, { minRetryDelay: 1, maxRetryDelay: 5, ...options });
   cleanup.push(() => created.close());
   return created;
-}
-
-/** Collects every payload of one event type. */
-function record<K extends keyof WebhookEvents>(dest: WebhookDestination, type: K): WebhookEvents[K][] {
-  const events: WebhookEvents[K][] = [];
-  dest.on(type, (payload) => events.push(payload));
-  return events;
 }
 
 describe('WebhookDestination against loopback receivers', () => {
@@ -253,6 +246,33 @@ describe('WebhookDestination against loopback receivers', () => {
     expect(text).toMatch(/msg-1 attempt 1 failed; retrying 2 URL\(s\) in \d+ ms/);
     expect(text).toMatch(/msg-1 attempt 2: http:\/\/127\.0\.0\.1:\d+\/hook answered 200/);
     expect(text).toContain('msg-1 delivered after 2 attempt(s)');
+  });
+
+  it('throws a ValidationError at the call for a message it cannot send, before any request', async () => {
+    const a = await receiver();
+    const dest = destination({ webhooks: [{ url: a.url }] });
+    expect(() => dest.deliver({ ...track, properties: { total: 10n } })).toThrow(
+      expect.objectContaining({ name: 'ValidationError', field: 'message', message: expect.stringContaining('BigInt') }),
+    );
+    expect(() => dest.deliver({ ...track, type: 'purchase' } as unknown as Message)).toThrow(expect.objectContaining({ field: 'type' }));
+    expect(a.requests).toHaveLength(0);
+  });
+
+  it('delivers many messages at once without a listener-leak warning', async () => {
+    const a = await receiver();
+    const dest = destination({ webhooks: [{ url: a.url }] });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, (_, n) => dest.deliver({ ...track, messageId: `m${n}` })));
+      await new Promise(setImmediate);
+      expect(results.every((r) => r.delivered)).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(a.requests).toHaveLength(30);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
   });
 
   it('keeps delivering when a listener throws', async () => {

@@ -1,0 +1,31 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UsageError } from './command.js';
+
+/**
+ * `util.parseArgs` (strict) whose errors become one-line `UsageError`s.
+ * @throws {UsageError} for an unknown flag, a missing value, a value given to a boolean flag.
+ */
+export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (!code.startsWith('ERR_PARSE_ARGS')) throw error;
+    // Node appends advice on `--` to some messages; the first sentence names the problem.
+    throw new UsageError((error as Error).message.split('. ')[0]!.replace(/\.$/, ''));
+  }
+}
+
+/**
+ * Reads an integer flag.
+ * @returns the value, or `undefined` when the flag was not given.
+ * @throws {UsageError} unless the value is an integer >= `min`.
+ */
+export function integerFlag(flag: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min) {
+    throw new UsageError(`Expected ${flag} to be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+  return number;
+}
