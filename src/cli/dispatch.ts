@@ -2,10 +2,12 @@ import { ConfigError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
 import { importCommand } from './import.js';
+import { serveCommand } from './serve.js';
 
 /** The subcommands, by name. A new command is one more entry. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
   import: importCommand,
+  serve: serveCommand,
 };
 
 const NAME = 'batched-analytics';

@@ -10,7 +10,9 @@ describe('batched-analytics (dispatcher)', () => {
     const context = fakeContext();
     expect(await run(['--help'], context)).toBe(0);
     expect(context.out()).toMatch(/^Usage: batched-analytics <command> \[options\]/);
-    for (const [name, command] of Object.entries(COMMANDS)) expect(context.out()).toContain(`  ${name}  ${command.summary}\n`);
+    // Names are padded to the longest one, so the summaries line up.
+    const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+    for (const [name, command] of Object.entries(COMMANDS)) expect(context.out()).toContain(`  ${name.padEnd(width)}  ${command.summary}\n`);
   });
 
   it('prints the version', async () => {

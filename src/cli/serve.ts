@@ -1,0 +1,100 @@
+import path from 'node:path';
+import { COLLECTOR_DEFAULTS, startCollector } from '../collector/collector.js';
+import { loadConfig } from '../collector/config.js';
+import { AnalyticsError } from '../errors.js';
+import { integerFlag, parseFlags } from './args.js';
+import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
+
+/** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
+export const DEFAULT_DATA_DIR = '.batched-analytics';
+
+const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR]
+
+Runs the local collector: the ingestion API the client sends to (/v1/batch, /v1/<call>),
+POST /v1/audiences, POST /v1/deletions, and a live event debugger at /. Prints its base URL
+(http://HOST:PORT) on stdout once listening; Ctrl-C or SIGTERM stops it.
+
+Options:
+  --config FILE    JSON config: sources, their write keys and Webhooks destinations (required)
+  --port N         port to listen on; 0 picks a free one (default ${COLLECTOR_DEFAULTS.port})
+  --host H         address to listen on (default ${COLLECTOR_DEFAULTS.host}; anything else exposes
+                   the API and the debugger to the network)
+  --data-dir DIR   where messages waiting for delivery are journaled, so they survive a crash
+                   (default ./${DEFAULT_DATA_DIR} in the current directory)
+  -h, --help       this help
+
+Config file:
+  { "adminToken": "secret for POST /v1/deletions (optional)",
+    "sources": [ { "name": "web", "writeKey": "wk_web",
+      "destinations": { "Webhooks": { "webhooks": [ { "url": "http://127.0.0.1:9000/in",
+        "headers": { "X-Env": "dev" } } ], "sharedSecret": "optional" } } } ],
+    "delivery": { "timeout": 5000, "retryWindow": 14400000,
+                  "minRetryDelay": 1000, "maxRetryDelay": 300000 } }
+  "delivery" is optional (durations in ms; the values shown are the defaults).
+`;
+
+/** `batched-analytics serve`: the local collector. */
+export const serveCommand: Command = {
+  summary: 'run the local collector: ingestion API, Webhooks delivery and a live event page',
+  async run(args: string[], context: CommandContext): Promise<number> {
+    const { values, positionals } = parseFlags({
+      args,
+      options: {
+        config: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'data-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: true,
+    });
+    if (values.help) {
+      context.stdout.write(HELP);
+      return EXIT.ok;
+    }
+    if (positionals.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(positionals[0])}`);
+    if (values.config === undefined) throw new UsageError('Expected --config FILE');
+    const port = integerFlag('--port', values.port, 0);
+    if (port !== undefined && port > 65_535) throw new UsageError(`Expected --port to be at most 65535, got ${JSON.stringify(values.port)}`);
+    if (values.host === '') throw new UsageError('Expected --host to be a host name or address, got ""');
+    const config = await loadConfig(values.config);
+    const dataDir = path.resolve(values['data-dir'] ?? DEFAULT_DATA_DIR);
+
+    let collector;
+    try {
+      collector = await startCollector({ config, dataDir, port, host: values.host });
+    } catch (error) {
+      context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, values.host, port)}\n`);
+      return EXIT.incomplete;
+    }
+    const defaulted = values['data-dir'] === undefined ? ' (default; choose with --data-dir)' : '';
+    context.stderr.write(
+      [
+        `collector listening on ${collector.url}`,
+        `  live events:  ${collector.url}/`,
+        `  data dir:     ${dataDir}${defaulted}`,
+        ...config.sources.map(({ name, webhooks }) => `  source ${name}: ${webhooks ? `Webhooks -> ${webhooks.webhooks.length} URL(s)` : 'no destination'}`),
+        ...(collector.resumed > 0 ? [`  resumed ${collector.resumed} undelivered message(s) from the journal`] : []),
+        '',
+      ].join('\n'),
+    );
+    // stdout carries the URL alone, last, so that a script reading it knows the report is written.
+    context.stdout.write(`${collector.url}\n`);
+
+    await new Promise<void>((resolve) => {
+      if (context.signal.aborted) resolve();
+      else context.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    context.stderr.write('collector stopping; undelivered messages stay in the journal\n');
+    await collector.close();
+    return EXIT.ok;
+  },
+};
+
+function describeStartError(error: unknown, host: string = COLLECTOR_DEFAULTS.host, port: number = COLLECTOR_DEFAULTS.port): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return `${host}:${port} is already in use`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return `cannot listen on ${host}: ${code}`;
+  if (error instanceof AnalyticsError || code !== undefined) return (error as Error).message;
+  throw error;
+}
