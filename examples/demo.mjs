@@ -6,6 +6,7 @@
 // Exits 0 when every expected webhook arrived with a valid signature, 1 otherwise.
 //
 //   npm run build && node examples/demo.mjs
+//   DEMO_RECEIVER_SECRET=wrong node examples/demo.mjs   # a receiver with the wrong secret: exit 1
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -17,6 +18,7 @@ import { Analytics } from 'batched-analytics';
 import { verifySignature } from 'batched-analytics/webhooks';
 
 const SECRET = 'demo-shared-secret';
+const RECEIVER_SECRET = process.env.DEMO_RECEIVER_SECRET ?? SECRET;
 const WRITE_KEY = 'wk_demo';
 const ADMIN_TOKEN = 'demo-admin-token';
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -29,7 +31,7 @@ const receiver = http.createServer((req, res) => {
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     const raw = Buffer.concat(chunks);
-    const verified = verifySignature(raw, req.headers['x-signature'], SECRET);
+    const verified = verifySignature(raw, req.headers['x-signature'], RECEIVER_SECRET);
     received.push({ body: JSON.parse(raw.toString('utf8')), verified });
     res.writeHead(verified ? 200 : 401).end();
     onReceived();

@@ -108,7 +108,10 @@ export class Deliverer {
       }
     });
     destination.on('delivered', () => {
-      for (const index of unsettled()) hub.updateWebhook(id, index, { status: 'failed', note: 'not retried: another webhook accepted the message' });
+      for (const index of unsettled()) {
+        const why = hub.get(id)!.webhooks[index]!.note;
+        hub.updateWebhook(id, index, { status: 'failed', note: `${why ? `${why}; ` : ''}not retried: another webhook accepted the message` });
+      }
     });
     destination.on('failed', ({ error }) => {
       if (this.#closed) return;

@@ -103,9 +103,7 @@ export class JournalStore implements Store {
     if (this.#closing) return Promise.reject(new AnalyticsError('The store is closed', { code: 'ERR_STORE_CLOSED' }));
     return new Promise((resolve, reject) => {
       this.#queue.push({ record, text: `${JSON.stringify(record)}\n`, sync, resolve, reject });
-      this.#writing ??= this.#drain().finally(() => {
-        this.#writing = undefined;
-      });
+      this.#writing ??= this.#drain();
     });
   }
 
@@ -130,6 +128,8 @@ export class JournalStore implements Store {
       }
       if (this.#appended >= this.#compactAfter) await this.#compact().catch((error) => log('collector: compaction failed: %O', error));
     }
+    // In the same synchronous step as the empty-queue check: an append from now on starts a new loop.
+    this.#writing = undefined;
   }
 
   #apply(record: Record_): void {
