@@ -1,0 +1,125 @@
+// `batched-analytics serve`: flags, config errors, startup and shutdown, through the real executable.
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postJson, runCli, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
+
+const MINIMAL = { sources: [{ name: 'web', writeKey: 'wk_web' }] };
+let temp = tempDir();
+afterEach(async () => {
+  await stopAll();
+  temp.remove();
+  temp = tempDir();
+});
+
+describe('help', () => {
+  it('lists serve among the commands', async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^\s+serve\s+\S/m);
+  });
+
+  it('serve --help describes every flag and the config file', async () => {
+    const { code, stdout } = await runCli(['serve', '--help']);
+    expect(code).toBe(0);
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '-h, --help', '"sources"', '"adminToken"', '"delivery"']) {
+      expect(stdout).toContain(flag);
+    }
+  });
+});
+
+describe('bad command lines and config files: one line naming the problem, exit 2', () => {
+  it.each([
+    [['--port', '8088'], /Expected --config FILE/],
+    [['--config', 'c.json', '--bogus'], /--bogus/],
+    [['--config', 'c.json', '--port', 'abc'], /--port .*"abc"/],
+    [['--config', 'c.json', '--port', '70000'], /--port .*65535/],
+    [['--config', 'c.json', 'extra'], /"extra"/],
+    [['--config', 'missing.json'], /Cannot read config file missing\.json/],
+  ])('serve %j', async (args, message) => {
+    writeConfig(temp.dir, MINIMAL, 'c.json');
+    const { code, stdout, stderr } = await runCli(['serve', ...args], { cwd: temp.dir });
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(message);
+  });
+
+  it.each([
+    ['{ "sources": [', /not valid JSON/],
+    [{ sources: [] }, /`sources` to be a non-empty array/],
+    [{ sources: [{ name: 'web' }] }, /`sources\[0\]\.writeKey`/],
+    [{ sources: [{ name: 'web', writeKey: 'k', destinations: { Webhooks: { webhooks: [{ url: 'ftp://x' }] } } }] }, /`sources\[0\]\.destinations\.Webhooks\.webhooks\[0\]\.url`/],
+    [{ sources: [{ name: 'web', writeKey: 'k', destinations: { Slack: {} } }] }, /`sources\[0\]\.destinations`.*`Slack`/],
+    [{ source: [] }, /`source`/],
+  ])('config %j', async (config, message) => {
+    const file = writeConfig(temp.dir, config);
+    const { code, stderr } = await runCli(['serve', '--config', file]);
+    expect(code).toBe(2);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(message);
+    expect(stderr).toContain(file);
+  });
+});
+
+describe('running', () => {
+  it('prints only its base URL on stdout, on 127.0.0.1 and a free port with --port 0', async () => {
+    const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--data-dir', `${temp.dir}/d`]);
+    expect(collector.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(new URL(collector.url).port).not.toBe('0');
+    expect((await fetch(`${collector.url}/`)).status).toBe(200);
+    // A separate pipe from stdout: the report may arrive just after the URL.
+    await waitFor(() => collector.stderr().includes(`data dir:     ${temp.dir}/d\n`), 'the data dir in the report');
+  });
+
+  it('listens on the --host and --port given', async () => {
+    const port = await freePort();
+    const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', String(port), '--host', 'localhost', '--data-dir', `${temp.dir}/d`]);
+    expect(new URL(collector.url).port).toBe(String(port));
+    expect((await fetch(`http://localhost:${port}/`)).status).toBe(200);
+  });
+
+  it('without --data-dir, journals in ./.batched-analytics and says so', async () => {
+    const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0'], { cwd: temp.dir });
+    const dir = path.join(temp.dir, '.batched-analytics');
+    await waitFor(() => collector.stderr().includes(`data dir:     ${dir} (default; choose with --data-dir)`), 'the default data dir');
+    expect(existsSync(path.join(dir, 'journal.ndjson'))).toBe(true);
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s stops it cleanly: exit 0, lock released, port closed', async (signal) => {
+    const dataDir = `${temp.dir}/d`;
+    const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--data-dir', dataDir]);
+    expect(readFileSync(path.join(dataDir, 'lock'), 'utf8')).toBe(String(collector.child.pid));
+    expect(await collector.stop(signal)).toEqual({ code: 0, signal: null });
+    expect(existsSync(path.join(dataDir, 'lock'))).toBe(false);
+    await expect(fetch(`${collector.url}/`)).rejects.toThrow();
+  });
+
+  it('exits 1 when the port is taken or another collector holds the data dir', async () => {
+    const config = writeConfig(temp.dir, MINIMAL);
+    const first = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/d`]);
+    const port = new URL(first.url).port;
+    const taken = await runCli(['serve', '--config', config, '--port', port, '--data-dir', `${temp.dir}/other`]);
+    expect(taken).toMatchObject({ code: 1, stdout: '' });
+    expect(taken.stderr).toContain(`127.0.0.1:${port} is already in use`);
+    const locked = await runCli(['serve', '--config', config, '--port', '0', '--data-dir', `${temp.dir}/d`]);
+    expect(locked).toMatchObject({ code: 1, stdout: '' });
+    expect(locked.stderr).toContain(`is in use by process ${first.child.pid}`);
+  });
+
+  it('refuses deletions when the config has no adminToken', async () => {
+    const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--data-dir', `${temp.dir}/d`]);
+    const res = await postJson(`${collector.url}/v1/deletions`, { userId: 'u' }, { authorization: 'Bearer anything' });
+    expect(res).toMatchObject({ status: 401, body: { error: expect.stringContaining('adminToken') } });
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/collector/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+const hook = (url = 'http://127.0.0.1:9000/in') => ({ webhooks: [{ url }] });
+const source = (extra: Record<string, unknown> = {}) => ({ name: 'web', writeKey: 'wk_web', ...extra });
+
+function refusal(input: unknown): ConfigError {
+  try {
+    parseConfig(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('parseConfig accepted it');
+}
+
+describe('parseConfig', () => {
+  it('accepts the documented shape and keeps every field', () => {
+    const input = {
+      adminToken: 'secret',
+      sources: [
+        source({ destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } } }),
+        { name: 'bare', writeKey: 'wk_bare' },
+      ],
+      delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5 },
+    };
+    expect(parseConfig(input)).toEqual({
+      adminToken: 'secret',
+      sources: [
+        { name: 'web', writeKey: 'wk_web', webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } },
+        { name: 'bare', writeKey: 'wk_bare' },
+      ],
+      delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5 },
+    });
+  });
+
+  it.each([
+    [[], 'config', 'Expected `config` to be an object, got an array'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, got `extra`'],
+    [{ sources: {} }, 'sources', 'Expected `sources` to be a non-empty array, got an instance of Object'],
+    [{ sources: [source()], adminToken: '' }, 'adminToken', 'Expected `adminToken` to be a non-empty string, got `""` (string)'],
+    [{ sources: [source({ name: 3 })] }, 'sources[0].name', 'Expected `sources[0].name` to be a non-empty string, got `3` (number)'],
+    [{ sources: [source(), source({ writeKey: 'other' })] }, 'sources[1].name', 'Expected `sources[1].name` to be unique, got the same as `sources[0].name`'],
+    [{ sources: [source(), source({ name: 'other' })] }, 'sources[1].writeKey', 'Expected `sources[1].writeKey` to be unique, got the same as `sources[0].writeKey`'],
+    [{ sources: [source({ destinations: { webhooks: hook() } })] }, 'sources[0].destinations.webhooks', 'Expected `sources[0].destinations` to have only `Webhooks`, got `webhooks`'],
+    [
+      { sources: [source({ destinations: { Webhooks: hook('not a url') } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].url',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].url` to be an absolute http or https URL, got `"not a url"` (string)',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: Array.from({ length: 6 }, () => ({ url: 'http://x.test' })) } } })] },
+      'sources[0].destinations.Webhooks.webhooks',
+      'Expected `sources[0].destinations.Webhooks.webhooks` to be an array of 1 to 5 entries, got 6 entries',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { ...hook(), secret: 'typo' } } })] },
+      'sources[0].destinations.Webhooks.secret',
+      'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, got `secret`',
+    ],
+    [{ sources: [source()], delivery: { timeout: 0 } }, 'delivery.timeout', 'Expected `delivery.timeout` to be an integer >= 1, got `0` (number)'],
+    [
+      { sources: [source()], delivery: { minRetryDelay: 10, maxRetryDelay: 5 } },
+      'delivery.maxRetryDelay',
+      'Expected `delivery.maxRetryDelay` to be >= `delivery.minRetryDelay` (10), got `5`',
+    ],
+  ])('refuses %j naming %s', (input, option, message) => {
+    const error = refusal(input);
+    expect(error.option).toBe(option);
+    expect(error.message).toBe(message);
+  });
+});

@@ -1,0 +1,117 @@
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JournalStore } from '../../src/collector/journal.js';
+import type { Delivery } from '../../src/collector/store.js';
+import { tempDir } from '../helpers/collector.js';
+
+let temp: ReturnType<typeof tempDir>;
+const open: JournalStore[] = [];
+beforeEach(() => {
+  temp = tempDir();
+});
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((store) => store.close()));
+  temp.remove();
+});
+
+function store(options: { compactAfter?: number } = {}): JournalStore {
+  const created = new JournalStore(path.join(temp.dir, 'data'), options);
+  open.push(created);
+  return created;
+}
+
+const delivery = (id: string, acceptedAt = 1_000): Delivery => ({
+  id,
+  source: 'web',
+  message: { type: 'track', userId: 'u', event: id, messageId: `m-${id}`, timestamp: '2024-01-01T00:00:00.000Z', context: {} },
+  acceptedAt,
+});
+const journal = () => path.join(temp.dir, 'data', 'journal.ndjson');
+
+describe('JournalStore', () => {
+  it('gives back, after a reopen, what was accepted and not settled, with its acceptance time', async () => {
+    const first = store();
+    expect(await first.open()).toEqual({ pending: [], audiences: [] });
+    await first.accept([delivery('a', 111), delivery('b', 222)]);
+    await first.accept([delivery('c', 333)]);
+    await first.settle('b', 'delivered');
+    await first.settle('c', 'failed');
+    await first.close();
+
+    const { pending } = await store().open();
+    expect(pending).toEqual([delivery('a', 111)]);
+  });
+
+  it('keeps audience states, the latest per source and audience', async () => {
+    const first = store();
+    await first.open();
+    await first.accept([delivery('x')], { source: 'web', state: { audience: 'Power Users', members: ['u1'] } });
+    await first.accept([], { source: 'web', state: { audience: 'Power Users', members: ['u1', 'u2'] } });
+    await first.accept([], { source: 'app', state: { audience: 'Power Users', members: [] } });
+    expect(first.audience('web', 'Power Users')).toEqual({ audience: 'Power Users', members: ['u1', 'u2'] });
+    await first.close();
+
+    const second = store();
+    expect((await second.open()).audiences).toHaveLength(2);
+    expect(second.audience('web', 'Power Users')?.members).toEqual(['u1', 'u2']);
+    expect(second.audience('app', 'Power Users')?.members).toEqual([]);
+    expect(second.audience('web', 'Other')).toBeUndefined();
+  });
+
+  it('ignores a last line cut short by a crash, and skips a damaged line in the middle', async () => {
+    const first = store();
+    await first.open();
+    await first.accept([delivery('a')]);
+    await first.close();
+    appendFileSync(journal(), 'not json\n');
+    appendFileSync(journal(), `${JSON.stringify({ op: 'accept', deliveries: [delivery('b')] })}\n`);
+    appendFileSync(journal(), JSON.stringify({ op: 'accept', deliveries: [delivery('torn')] }).slice(0, 40));
+
+    const { pending } = await store().open();
+    expect(pending.map((d) => d.id)).toEqual(['a', 'b']);
+  });
+
+  it('compacts on open and once compactAfter bytes were appended, keeping only the live state', async () => {
+    const first = store({ compactAfter: 2_000 });
+    await first.open();
+    for (let i = 0; i < 20; i++) {
+      await first.accept([delivery(`d${i}`)]);
+      if (i !== 7) await first.settle(`d${i}`, 'delivered');
+    }
+    // Compacted while running: far less than the ~20 kB of 40 records.
+    expect(statSync(journal()).size).toBeLessThan(2_000 + 600);
+    await first.close();
+
+    const second = store();
+    expect((await second.open()).pending.map((d) => d.id)).toEqual(['d7']);
+    const lines = readFileSync(journal(), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toEqual([{ op: 'journal', version: 1 }, { op: 'accept', deliveries: [delivery('d7')] }]);
+  });
+
+  it('keeps every one of many concurrent acceptances, each a whole line', async () => {
+    const first = store();
+    await first.open();
+    await Promise.all(Array.from({ length: 50 }, (_, i) => first.accept([delivery(`c${i}`)])));
+    // Not closed: what a crash right now would leave is what the next open reads.
+    const lines = readFileSync(journal(), 'utf8').trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line).deliveries?.[0]?.id).slice(1)).toEqual(Array.from({ length: 50 }, (_, i) => `c${i}`));
+  });
+
+  it('refuses a data dir held by a live process, and takes over one left by a dead process', async () => {
+    const first = store();
+    await first.open();
+    writeFileSync(path.join(temp.dir, 'data', 'lock'), String(process.ppid));
+    await expect(store().open()).rejects.toMatchObject({ code: 'ERR_DATA_DIR_LOCKED', message: expect.stringContaining(`process ${process.ppid}`) });
+
+    writeFileSync(path.join(temp.dir, 'data', 'lock'), '2147483646');
+    await expect(store().open()).resolves.toMatchObject({ pending: [] });
+  });
+
+  it('refuses to write after close', async () => {
+    const first = store();
+    await first.open();
+    await first.close();
+    await expect(first.accept([delivery('late')])).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+  });
+});
