@@ -1,10 +1,23 @@
 import { Agent } from 'undici';
 import { log } from '../log.js';
+import { Queue } from '../queue.js';
 import { WebhookDestination } from '../webhooks/destination.js';
 import { WEBHOOK_DEFAULTS } from '../webhooks/settings.js';
 import type { DeliveryOptions, SourceConfig } from './config.js';
 import type { EventHub } from './events.js';
 import type { Delivery, Store } from './store.js';
+
+/**
+ * Deliveries of one source in progress at once; later ones wait their turn in acceptance order.
+ * Without a bound, a backlog (a restart after an outage) would open a connection per message.
+ */
+export const MAX_IN_PROGRESS = 64;
+
+/** One source's deliveries: those waiting their turn, and how many are in progress. */
+interface Lane {
+  waiting: Queue<Delivery>;
+  inProgress: number;
+}
 
 /**
  * Sends accepted deliveries through each source's Webhooks destination, settles them in the store
@@ -23,6 +36,7 @@ export class Deliverer {
   readonly #agent = new Agent({ connect: { rejectUnauthorized: true }, keepAliveTimeout: 4_000 });
   readonly #active = new Set<WebhookDestination>();
   readonly #running = new Set<Promise<void>>();
+  readonly #lanes = new Map<string, Lane>();
   #closed = false;
 
   constructor(sources: ReadonlyMap<string, SourceConfig>, options: DeliveryOptions, store: Store, hub: EventHub) {
@@ -32,11 +46,18 @@ export class Deliverer {
     this.#hub = hub;
   }
 
-  /** Starts delivering; the outcome is settled in the store and shown in the hub. Never throws. */
+  /**
+   * Delivers as soon as fewer than {@link MAX_IN_PROGRESS} of the source's deliveries are in
+   * progress; the outcome is settled in the store and shown in the hub. Never throws.
+   */
   start(delivery: Delivery): void {
-    const run = this.#run(delivery);
-    this.#running.add(run);
-    void run.finally(() => this.#running.delete(run));
+    let lane = this.#lanes.get(delivery.source);
+    if (lane === undefined) {
+      lane = { waiting: new Queue(), inProgress: 0 };
+      this.#lanes.set(delivery.source, lane);
+    }
+    lane.waiting.push(delivery);
+    this.#pump(lane);
   }
 
   /**
@@ -48,6 +69,19 @@ export class Deliverer {
     await Promise.all([...this.#active].map((destination) => destination.close()));
     await Promise.all(this.#running);
     await this.#agent.close();
+  }
+
+  #pump(lane: Lane): void {
+    while (!this.#closed && lane.inProgress < MAX_IN_PROGRESS && lane.waiting.length > 0) {
+      const run = this.#run(lane.waiting.shift()!);
+      lane.inProgress += 1;
+      this.#running.add(run);
+      void run.finally(() => {
+        lane.inProgress -= 1;
+        this.#running.delete(run);
+        this.#pump(lane);
+      });
+    }
   }
 
   async #run(delivery: Delivery): Promise<void> {

@@ -23,6 +23,9 @@ let hookA: Loopback;
 let hookB: Loopback;
 let hookC: Loopback;
 let flaky: Loopback;
+let slow: Loopback;
+/** Requests the slow receiver is answering right now, and the most at once. */
+const slowLoad = { now: 0, peak: 0 };
 let collector: Collector;
 let events: Awaited<ReturnType<typeof watchEvents>>;
 const temp = tempDir();
@@ -33,6 +36,14 @@ beforeAll(async () => {
   flaky = await startLoopback((req, res) => {
     if (req.body.includes('refuse')) res.writeHead(400).end('no');
     else res.writeHead(flaky.requests.filter((r) => r.body === req.body).length <= 2 ? 503 : 200).end();
+  });
+  slow = await startLoopback((_, res) => {
+    slowLoad.now += 1;
+    slowLoad.peak = Math.max(slowLoad.peak, slowLoad.now);
+    setTimeout(() => {
+      slowLoad.now -= 1;
+      res.end();
+    }, 30);
   });
   const config = writeConfig(temp.dir, {
     adminToken: ADMIN,
@@ -45,6 +56,7 @@ beforeAll(async () => {
       { name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: `${hookC.url}/c` }] } } },
       { name: 'server', writeKey: 'wk_srv' },
       { name: 'flaky', writeKey: 'wk_flaky', destinations: { Webhooks: { webhooks: [{ url: flaky.url }] } } },
+      { name: 'slow', writeKey: 'wk_slow', destinations: { Webhooks: { webhooks: [{ url: slow.url }] } } },
     ],
     delivery: { minRetryDelay: 10, maxRetryDelay: 20 },
   });
@@ -55,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   events?.close();
   await stopAll();
-  await Promise.all([hookA, hookB, hookC, flaky].map((hook) => hook?.close()));
+  await Promise.all([hookA, hookB, hookC, flaky, slow].map((hook) => hook?.close()));
   temp.remove();
 });
 
@@ -249,6 +261,15 @@ describe('routing by source and integrations map', () => {
   });
 });
 
+describe('backlogs', () => {
+  it('sends at most 64 of a source\'s messages at once; the rest wait their turn', async () => {
+    const batch = Array.from({ length: 300 }, (_, i) => ({ type: 'track', userId: 'u', event: 'Backlog', properties: { i } }));
+    expect((await post('/v1/batch', { batch }, 'wk_slow')).status).toBe(200);
+    await waitFor(() => slow.requests.filter((r) => r.body.includes('Backlog')).length === 300 && slowLoad.now === 0, 'the 300 messages at the slow receiver');
+    expect(slowLoad.peak).toBe(64);
+  });
+});
+
 describe('POST /v1/audiences', () => {
   const trait = (hook: Loopback, userPrefix: string) =>
     received(hook, (b) => b.type === 'identify' && String(b.userId).startsWith(userPrefix)).map((b) => [b.userId, b.traits.power_users]);
@@ -288,7 +309,7 @@ describe('POST /v1/deletions', () => {
 
   it('sends one delete notification per source with the Webhooks destination', async () => {
     const res = await postJson(`${collector.url}/v1/deletions`, { userId: 'gone-user' }, bearer(ADMIN));
-    expect(res).toMatchObject({ status: 200, body: { notifications: 3, sources: ['web', 'app', 'flaky'] } });
+    expect(res).toMatchObject({ status: 200, body: { notifications: 4, sources: ['web', 'app', 'flaky', 'slow'] } });
     const deleted = (hook: Loopback) => received(hook, (b) => b.type === 'delete' && b.userId === 'gone-user');
     await waitFor(() => deleted(hookA).length === 1 && deleted(hookB).length === 1 && deleted(hookC).length === 1, 'the deletes');
     expect(deleted(hookC)[0]).toEqual({ type: 'delete', userId: 'gone-user', timestamp: expect.stringMatching(/Z$/) });
