@@ -2,18 +2,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { postJson, runCli, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
 
 const MINIMAL = { sources: [{ name: 'web', writeKey: 'wk_web' }] };
-let temp = tempDir();
-afterEach(async () => {
-  await stopAll();
-  temp.remove();
-  temp = tempDir();
-});
 
-describe('help', () => {
+/** Runs `test` with a temporary directory of its own, so that tests can run concurrently. */
+async function inTempDir(test: (dir: string) => Promise<void>): Promise<void> {
+  const temp = tempDir();
+  try {
+    await test(temp.dir);
+  } finally {
+    temp.remove();
+  }
+}
+
+describe.concurrent('help', () => {
   it('lists serve among the commands', async () => {
     const { code, stdout } = await runCli(['--help']);
     expect(code).toBe(0);
@@ -29,7 +33,7 @@ describe('help', () => {
   });
 });
 
-describe('bad command lines and config files: one line naming the problem, exit 2', () => {
+describe.concurrent('bad command lines and config files: one line naming the problem, exit 2', () => {
   it.each([
     [['--port', '8088'], /Expected --config FILE/],
     [['--config', 'c.json', '--bogus'], /--bogus/],
@@ -37,14 +41,15 @@ describe('bad command lines and config files: one line naming the problem, exit 
     [['--config', 'c.json', '--port', '70000'], /--port .*65535/],
     [['--config', 'c.json', 'extra'], /"extra"/],
     [['--config', 'missing.json'], /Cannot read config file missing\.json/],
-  ])('serve %j', async (args, message) => {
-    writeConfig(temp.dir, MINIMAL, 'c.json');
-    const { code, stdout, stderr } = await runCli(['serve', ...args], { cwd: temp.dir });
-    expect(code).toBe(2);
-    expect(stdout).toBe('');
-    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(stderr).toMatch(message);
-  });
+  ])('serve %j', (args, message) =>
+    inTempDir(async (dir) => {
+      writeConfig(dir, MINIMAL, 'c.json');
+      const { code, stdout, stderr } = await runCli(['serve', ...args], { cwd: dir });
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(message);
+    }));
 
   it.each([
     ['{ "sources": [', /not valid JSON/],
@@ -53,17 +58,26 @@ describe('bad command lines and config files: one line naming the problem, exit 
     [{ sources: [{ name: 'web', writeKey: 'k', destinations: { Webhooks: { webhooks: [{ url: 'ftp://x' }] } } }] }, /`sources\[0\]\.destinations\.Webhooks\.webhooks\[0\]\.url`/],
     [{ sources: [{ name: 'web', writeKey: 'k', destinations: { Slack: {} } }] }, /`sources\[0\]\.destinations`.*`Slack`/],
     [{ source: [] }, /`source`/],
-  ])('config %j', async (config, message) => {
-    const file = writeConfig(temp.dir, config);
-    const { code, stderr } = await runCli(['serve', '--config', file]);
-    expect(code).toBe(2);
-    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(stderr).toMatch(message);
-    expect(stderr).toContain(file);
-  });
+  ])('config %j', (config, message) =>
+    inTempDir(async (dir) => {
+      const file = writeConfig(dir, config);
+      const { code, stderr } = await runCli(['serve', '--config', file]);
+      expect(code).toBe(2);
+      expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(message);
+      expect(stderr).toContain(file);
+    }));
 });
 
 describe('running', () => {
+  let temp = tempDir();
+  afterEach(async () => {
+    await stopAll();
+    temp.remove();
+    temp = tempDir();
+  });
+  afterAll(() => temp.remove());
+
   it('prints only its base URL on stdout, on 127.0.0.1 and a free port with --port 0', async () => {
     const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--data-dir', `${temp.dir}/d`]);
     expect(collector.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
