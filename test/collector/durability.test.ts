@@ -72,15 +72,15 @@ it('delivers after a restart what was accepted before a SIGKILL, each message on
 });
 
 it("keeps each message's retry window, counted from acceptance, across a restart", async () => {
-  const window = { retryWindow: 600, minRetryDelay: 50, maxRetryDelay: 50 };
+  const window = { retryWindow: 300, minRetryDelay: 50, maxRetryDelay: 50 };
   const first = await serve(window);
   const acceptedAt = Date.now();
   expect((await postJson(`${first.url}/v1/track`, { userId: 'u', event: 'Late' }, { authorization: basic('wk_web') })).status).toBe(200);
   await waitFor(() => receiver.requests.length >= 1, 'the first attempt');
   await first.stop('SIGKILL');
 
-  // Restart once the 600 ms window has passed: the message gets one last attempt, not a new window.
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, acceptedAt + 700 - Date.now())));
+  // Restart once the 300 ms window has passed: the message gets one last attempt, not a new window.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, acceptedAt + 400 - Date.now())));
   const second = await serve(window);
   const events = await watchEvents(second.url);
   await waitFor(() => [...events.latest.values()].some((e) => e.webhooks[0]?.status === 'failed'), 'the resumed delivery to fail');

@@ -43,7 +43,7 @@ beforeAll(async () => {
     setTimeout(() => {
       slowLoad.now -= 1;
       res.end();
-    }, 30);
+    }, 50);
   });
   const config = writeConfig(temp.dir, {
     adminToken: ADMIN,
@@ -245,17 +245,12 @@ describe('routing by source and integrations map', () => {
   });
 
   it('streams each webhook status: retrying while it answers 5xx, then delivered; failed on a 4xx', async () => {
-    const history: string[] = [];
-    const stop = setInterval(() => {
-      const status = streamed((e) => e.message.event === 'flaky-ok')[0]?.webhooks[0]?.status;
-      if (status && history.at(-1) !== status) history.push(status);
-    }, 1);
     expect((await post('/v1/track', { userId: 'u', event: 'flaky-ok' }, 'wk_flaky')).status).toBe(200);
     expect((await post('/v1/track', { userId: 'u', event: 'refuse-me' }, 'wk_flaky')).status).toBe(200);
     await waitFor(() => streamed((e) => e.message.event === 'flaky-ok')[0]?.webhooks[0]?.status === 'delivered', 'flaky-ok delivered');
-    clearInterval(stop);
     expect(streamed((e) => e.message.event === 'flaky-ok')[0]!.webhooks[0]).toMatchObject({ status: 'delivered', attempts: 3, httpStatus: 200 });
-    expect(history).toContain('retrying');
+    const history = events.all.filter((e) => e.message.event === 'flaky-ok').map((e) => e.webhooks[0]!.status);
+    expect(history.filter((status, i) => status !== history[i - 1])).toEqual(['pending', 'retrying', 'delivered']);
     await waitFor(() => streamed((e) => e.message.event === 'refuse-me')[0]?.webhooks[0]?.status === 'failed', 'refuse-me failed');
     expect(streamed((e) => e.message.event === 'refuse-me')[0]!.webhooks[0]).toMatchObject({ attempts: 1, httpStatus: 400 });
   });
@@ -266,7 +261,9 @@ describe('backlogs', () => {
     const batch = Array.from({ length: 300 }, (_, i) => ({ type: 'track', userId: 'u', event: 'Backlog', properties: { i } }));
     expect((await post('/v1/batch', { batch }, 'wk_slow')).status).toBe(200);
     await waitFor(() => slow.requests.filter((r) => r.body.includes('Backlog')).length === 300 && slowLoad.now === 0, 'the 300 messages at the slow receiver');
-    expect(slowLoad.peak).toBe(64);
+    // Without the bound all 300 would be in flight at once; under CPU load the peak may fall short of 64.
+    expect(slowLoad.peak).toBeLessThanOrEqual(64);
+    expect(slowLoad.peak).toBeGreaterThanOrEqual(32);
   });
 });
 

@@ -119,9 +119,10 @@ export interface StreamedEvent {
   webhooks: { url: string; status: string; attempts: number; httpStatus?: number; note?: string }[];
 }
 
-/** Follows `GET /events`: `latest` holds the newest view of every event, by id. */
-export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string, StreamedEvent>; close: () => void }> {
+/** Follows `GET /events`: `latest` holds the newest view of every event, by id; `all` every view streamed. */
+export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string, StreamedEvent>; all: StreamedEvent[]; close: () => void }> {
   const latest = new Map<string, StreamedEvent>();
+  const all: StreamedEvent[] = [];
   const req = http.get(`${baseUrl}/events`);
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => req.once('response', resolve).once('error', reject));
   let buffer = '';
@@ -134,8 +135,9 @@ export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string
       if (!frame.startsWith('data: ')) continue;
       const view = JSON.parse(frame.slice('data: '.length)) as StreamedEvent;
       latest.set(view.id, view);
+      all.push(view);
     }
   });
   res.on('error', () => undefined);
-  return { latest, close: () => req.destroy() };
+  return { latest, all, close: () => req.destroy() };
 }
