@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,9 @@ async function writeTracks(name: string, count: number): Promise<string> {
 }
 
 const lastSent = (stdout: string): number => Number(/^Last line fully sent: (\d+)$/m.exec(stdout)?.[1]);
+const MiB = 1024 * 1024;
+/** The V8 heap cap of the flat-memory test, in MiB: below the size of its input file. */
+const HEAP_CAP_MIB = 40;
 const peakRss = (stdout: string): number => Number(/^ {2}peak RSS +([\d.]+) MiB$/m.exec(stdout)?.[1]);
 /** A count of the summary: `  sent    1,000` → 1000. */
 const row = (stdout: string, label: string): number => Number(new RegExp(`^ {2}${label} +([\\d,]+)`, 'm').exec(stdout)?.[1]?.replaceAll(',', ''));
@@ -194,26 +197,20 @@ describe('batched-analytics import (built executable)', () => {
     expect(sink.messages).toEqual([]);
   });
 
-  it('imports 200,000 lines in flat memory: peak RSS as for 20,000 lines', { timeout: 60_000 }, async () => {
+  it('imports 200,000 lines in flat memory: a V8 heap smaller than the file suffices', { timeout: 60_000 }, async () => {
     sink = await startSink({ idsOnly: true });
-    const small = await writeTracks('20k.ndjson', 20_000);
     const large = await writeTracks('200k.ndjson', 200_000);
-    // A heap cap keeps V8 from growing its heap lazily (which makes RSS follow the allocation
-    // volume rather than what is live), so RSS shows what the import must hold.
-    const env = { NODE_OPTIONS: '--max-old-space-size=96' };
-    const args = ['--write-key', 'K', '--endpoint', sink.url, '--flush-at', '200'];
-
-    const few = await runCli(['import', small, ...args], { env });
-    expect(few.code).toBe(0);
-    expect(sink.messages.splice(0)).toHaveLength(20_000);
-    const many = await runCli(['import', large, ...args], { env });
+    // The file is about 61 MiB; holding its lines would need more heap than this cap allows, so
+    // the import only finishes if it streams.
+    expect((await stat(large)).size / MiB).toBeGreaterThan(HEAP_CAP_MIB);
+    const env = { NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MIB}` };
+    const many = await runCli(['import', large, '--write-key', 'K', '--endpoint', sink.url, '--flush-at', '200'], { env });
 
     expect(many.code).toBe(0);
     expect(lastSent(many.stdout)).toBe(200_000);
     expect(sink.messages).toHaveLength(200_000);
     expect(countIds(sink.messages).size).toBe(200_000);
-    // The 200,000-line file is about 61 MiB: holding it would show (if it did not run out of heap).
-    expect(peakRss(many.stdout) - peakRss(few.stdout)).toBeLessThan(32);
-    expect(peakRss(many.stdout)).toBeLessThan(192);
+    // Measured plateaus: ~117 MiB on Node 20, ~234 MiB on Node 24 (the same at 600,000 lines).
+    expect(peakRss(many.stdout)).toBeLessThan(288);
   });
 });
