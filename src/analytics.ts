@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
-import { batchBody, ENVELOPE_BYTES, type Entry, joinMessages, takeBatch } from './batch.js';
+import { batchBody, ENVELOPE_BYTES, type Entry, MessageStore, takeBatch } from './batch.js';
 import { Emitter } from './emitter.js';
 import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
 import {
@@ -74,6 +74,7 @@ export class Analytics {
   readonly #dispatcher: Dispatcher | undefined;
   readonly #events = new Emitter<AnalyticsEvents>();
   readonly #queue = new Queue<Entry>();
+  readonly #store = new MessageStore();
   #queuedBytes = 0;
   /** Messages accepted so far; the next message's sequence number. */
   #accepted = 0;
@@ -232,7 +233,7 @@ export class Analytics {
       this.#drop('queue-full', new QueueFullError(this.#options.maxQueueSize), message, callback);
       return;
     }
-    this.#queue.push({ json, bytes, callback, epoch: this.#epoch });
+    this.#queue.push(this.#store.add(json, bytes, callback, this.#epoch));
     this.#queuedBytes += bytes;
     this.#held += 1;
     this.#accepted += 1;
@@ -271,7 +272,6 @@ export class Analytics {
 
   async #deliver(batch: InFlight, bytes: number): Promise<void> {
     const count = batch.entries.length;
-    const joined = joinMessages(batch.entries);
     let attempts = 0;
     let error: DeliveryError | undefined;
     log('sending %d messages (%d bytes)', count, bytes);
@@ -279,7 +279,7 @@ export class Analytics {
       const status = await withRetry(
         async (attempt) => {
           attempts = attempt;
-          const body = batchBody(joined, new Date());
+          const body = batchBody(batch.entries, bytes, new Date());
           return post({
             url: this.#options.url,
             body: this.#options.gzip ? await gzip(body) : body,
