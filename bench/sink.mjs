@@ -125,6 +125,7 @@ process.on('message', (command) => {
         doneAt,
         peakConnections,
         failures,
+        cpu: process.cpuUsage(),
         perSecond: [...perSecond].map(([second, bucket]) => ({ second, ...bucket })),
       });
       break;
