@@ -132,6 +132,8 @@ async function throughputRun(sdk) {
       lost: events - stats.distinct,
       duplicates: stats.idsTotal - stats.distinct,
       connections: stats.peakConnections,
+      cpuCalls: (run.cpuCalls.user + run.cpuCalls.system) / events,
+      sinkCpu: (stats.cpu.user + stats.cpu.system) / 1000 / (end - run.start),
     };
   } finally {
     await sink.stop();
@@ -139,15 +141,15 @@ async function throughputRun(sdk) {
 }
 
 const METRICS = [
-  { key: 'enqueue', label: 'enqueue calls/s', format: thousands, target: (r) => r >= 10, goal: '≥ 10×' },
-  { key: 'endToEnd', label: 'end-to-end events/s', format: thousands, target: (r) => r >= 8, goal: '≥ 8×' },
-  { key: 'cpu', label: 'CPU µs/event', format: (v) => v.toFixed(1), target: (r) => r <= 0.1, goal: '≤ 0.1×' },
-  { key: 'rss', label: 'peak RSS MB', format: (v) => v.toFixed(0), target: (r) => r <= 0.1, goal: '≤ 0.1×' },
-  { key: 'requests', label: 'requests', format: thousands },
-  { key: 'bytes', label: 'bytes/event', format: (v) => v.toFixed(0) },
-  { key: 'lost', label: 'lost', format: thousands, zero: true },
-  { key: 'duplicates', label: 'duplicates', format: thousands, zero: true },
-  { key: 'connections', label: 'peak connections', format: thousands },
+  { key: 'enqueue', label: 'enqueue calls/s', short: 'enqueue/s', format: thousands, target: (r) => r >= 10, goal: '≥ 10×' },
+  { key: 'endToEnd', label: 'end-to-end events/s', short: 'e2e/s', format: thousands, target: (r) => r >= 8, goal: '≥ 8×' },
+  { key: 'cpu', label: 'CPU µs/event', short: 'cpu', format: (v) => v.toFixed(1), target: (r) => r <= 0.1, goal: '≤ 0.1×' },
+  { key: 'rss', label: 'peak RSS MB', short: 'rss', format: (v) => v.toFixed(0), target: (r) => r <= 0.1, goal: '≤ 0.1×' },
+  { key: 'requests', label: 'requests', short: 'requests', format: thousands },
+  { key: 'bytes', label: 'bytes/event', short: 'bytes/event', format: (v) => v.toFixed(0) },
+  { key: 'lost', label: 'lost', short: 'lost', format: thousands, zero: true },
+  { key: 'duplicates', label: 'duplicates', short: 'dup', format: thousands, zero: true },
+  { key: 'connections', label: 'peak connections', short: 'conns', format: thousands },
 ];
 
 async function throughput() {
@@ -166,7 +168,8 @@ async function throughput() {
       runs[sdk].push(result);
       console.log(
         `round ${round} ${sdk.padEnd(7)} ` +
-          METRICS.map((m) => `${m.label.split(' ')[0]}=${m.format(result[m.key])}`).join(' '),
+          METRICS.map((m) => `${m.short}=${m.format(result[m.key])}`).join(' ') +
+          ` cpu-in-calls=${result.cpuCalls.toFixed(1)} sink-busy=${(result.sinkCpu * 100).toFixed(0)}%`,
       );
     }
   }
