@@ -2,11 +2,11 @@ import type { AnalyticsError } from './errors.js';
 import { LIMITS } from './options.js';
 import type { Queue } from './queue.js';
 
-/** A queued message: where its JSON, serialised once at the call, waits, and who to tell about its fate. */
+/**
+ * A queued message: its size and who to tell about its fate. Its JSON, serialised once at the call,
+ * waits in the {@link MessageStore}, in the same order as the entries in their queue.
+ */
 export interface Entry {
-  /** The {@link MessageStore} chunk holding the message's UTF-8 JSON at `offset`. */
-  chunk: Buffer;
-  offset: number;
   bytes: number;
   callback: ((error?: AnalyticsError) => void) | undefined;
   /** Which `flush()` reports this message. */
@@ -17,24 +17,47 @@ export interface Entry {
 const CHUNK_BYTES = 128 * 1024;
 
 /**
- * Where queued messages' JSON waits for its batch: UTF-8 bytes appended to large off-heap chunks.
+ * The queued messages' JSON as UTF-8 bytes in large off-heap chunks, first in, first out.
  * Thousands of queued strings on the V8 heap made every garbage collection copy and mark them
  * (issue 3's profile: a fifth of the call's time, and most of the peak RSS); bytes in a Buffer are
- * never scanned, and a chunk is freed with the last entry that points into it.
+ * never scanned, and a chunk is released once every message in it has been read.
  */
 export class MessageStore {
-  #chunk = Buffer.allocUnsafeSlow(0);
-  #used = 0;
+  /** Chunks still holding unread messages; writes go to the last, reads come from the first. */
+  #chunks: Buffer[] = [];
+  #writeAt = 0;
+  #readAt = 0;
 
-  /** Copies `json` (`bytes` long in UTF-8) into the store and returns its queue entry. */
-  add(json: string, bytes: number, callback: Entry['callback'], epoch: number): Entry {
-    if (this.#chunk.length - this.#used < bytes) {
-      this.#chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
-      this.#used = 0;
+  /** Appends `json`, `bytes` long in UTF-8. A message never straddles two chunks. */
+  add(json: string, bytes: number): void {
+    let chunk = this.#chunks[this.#chunks.length - 1];
+    if (chunk === undefined || chunk.length - this.#writeAt < bytes) {
+      chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+      this.#chunks.push(chunk);
+      this.#writeAt = 0;
     }
-    const entry: Entry = { chunk: this.#chunk, offset: this.#used, bytes, callback, epoch };
-    this.#used += this.#chunk.write(json, this.#used);
-    return entry;
+    this.#writeAt += chunk.write(json, this.#writeAt);
+  }
+
+  /** Copies the oldest unread message, `bytes` long, into `target` at `at`; returns the bytes copied. */
+  copyNext(bytes: number, target: Buffer, at: number): number {
+    // Reads retrace the writes: a message that did not fit in the rest of a chunk is in the next.
+    let chunk = this.#chunks[0]!;
+    if (chunk.length - this.#readAt < bytes) {
+      this.#chunks.shift();
+      chunk = this.#chunks[0]!;
+      this.#readAt = 0;
+    }
+    chunk.copy(target, at, this.#readAt, this.#readAt + bytes);
+    this.#readAt += bytes;
+    return bytes;
+  }
+
+  /** Forgets every unread message. */
+  clear(): void {
+    this.#chunks = [];
+    this.#writeAt = 0;
+    this.#readAt = 0;
   }
 }
 
@@ -47,10 +70,17 @@ const ISO_BYTES = '2000-01-01T00:00:00.000Z'.length;
 export const ENVELOPE_BYTES = HEAD.length + TAIL.length + ISO_BYTES + END.length;
 
 /**
- * Takes messages from the head of the queue for one request: at most `maxCount`, and never more
- * than `LIMITS.batchBytes` once wrapped (each message is at most 32,000 bytes, so one always fits).
+ * Takes messages from the head of the queue for one request, at most `maxCount` and never more than
+ * `LIMITS.batchBytes` once wrapped (each message is at most 32,000 bytes, so one always fits), and
+ * copies their JSON out of the store into the request body `{"batch":[...],"sentAt":"..."}`: no
+ * second stringify. The body's `sentAt` is `sentAt`; {@link withSentAt} renews it for a retry.
  */
-export function takeBatch(queue: Queue<Entry>, maxCount: number): { entries: Entry[]; bytes: number } {
+export function takeBatch(
+  queue: Queue<Entry>,
+  store: MessageStore,
+  maxCount: number,
+  sentAt: Date,
+): { entries: Entry[]; body: Buffer } {
   const entries: Entry[] = [];
   let bytes = ENVELOPE_BYTES - 1; // n messages need n - 1 commas
   for (let next = queue.peek(); next !== undefined && entries.length < maxCount; next = queue.peek()) {
@@ -59,24 +89,20 @@ export function takeBatch(queue: Queue<Entry>, maxCount: number): { entries: Ent
     entries.push(next);
     queue.shift();
   }
-  return { entries, bytes };
-}
-
-/**
- * The request body `{"batch":[...],"sentAt":"..."}`, `bytes` long (as `takeBatch` reported), copied
- * together from the store: no second stringify, and each attempt gets its own `sentAt`.
- */
-export function batchBody(entries: readonly Entry[], bytes: number, sentAt: Date): Buffer {
   const iso = sentAt.toISOString();
   const body = Buffer.allocUnsafe(bytes - ISO_BYTES + iso.length);
   let at = HEAD.copy(body, 0);
   for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!;
     if (i > 0) body[at++] = COMMA;
-    at += entry.chunk.copy(body, at, entry.offset, entry.offset + entry.bytes);
+    at += store.copyNext(entries[i]!.bytes, body, at);
   }
   at += TAIL.copy(body, at);
-  at += body.write(iso, at, 'latin1');
-  END.copy(body, at);
-  return body;
+  END.copy(body, at + body.write(iso, at, 'latin1'));
+  return { entries, body };
+}
+
+/** A copy of `body` with another `sentAt` (the attempt that sent the original may still hold it). */
+export function withSentAt(body: Buffer, sentAt: Date): Buffer {
+  const head = body.subarray(0, body.lastIndexOf(TAIL) + TAIL.length);
+  return Buffer.concat([head, Buffer.from(sentAt.toISOString(), 'latin1'), END]);
 }
