@@ -27,6 +27,9 @@ export class MessageStore {
   #chunks: Buffer[] = [];
   #writeAt = 0;
   #readAt = 0;
+  /** A chunk read to its end, lent out piece by piece for request bodies; absent until one is. */
+  #spare: Buffer | undefined;
+  #spareAt = 0;
 
   /** Appends `json`, `bytes` long in UTF-8. A message never straddles two chunks. */
   add(json: string, bytes: number): void {
@@ -44,7 +47,8 @@ export class MessageStore {
     // Reads retrace the writes: a message that did not fit in the rest of a chunk is in the next.
     let chunk = this.#chunks[0]!;
     if (chunk.length - this.#readAt < bytes) {
-      this.#chunks.shift();
+      this.#spare = this.#chunks.shift();
+      this.#spareAt = 0;
       chunk = this.#chunks[0]!;
       this.#readAt = 0;
     }
@@ -53,8 +57,21 @@ export class MessageStore {
     return bytes;
   }
 
+  /**
+   * Room for a request body: a piece of a chunk already read (bodies would otherwise allocate anew
+   * while the read chunks wait for a full garbage collection to be freed), else a new buffer.
+   * A piece is never lent twice.
+   */
+  body(bytes: number): Buffer {
+    const spare = this.#spare;
+    if (spare === undefined || spare.length - this.#spareAt < bytes) return Buffer.allocUnsafe(bytes);
+    this.#spareAt += bytes;
+    return spare.subarray(this.#spareAt - bytes, this.#spareAt);
+  }
+
   /** Forgets every unread message. */
   clear(): void {
+    this.#spare = undefined;
     this.#chunks = [];
     this.#writeAt = 0;
     this.#readAt = 0;
@@ -90,7 +107,7 @@ export function takeBatch(
     queue.shift();
   }
   const iso = sentAt.toISOString();
-  const body = Buffer.allocUnsafe(bytes - ISO_BYTES + iso.length);
+  const body = store.body(bytes - ISO_BYTES + iso.length);
   let at = HEAD.copy(body, 0);
   for (let i = 0; i < entries.length; i++) {
     if (i > 0) body[at++] = COMMA;

@@ -52,6 +52,14 @@ it('keeps every message byte-exact, multi-byte UTF-8 included, across store chun
   expect(JSON.parse(second.body.toString()).batch).toEqual(messages.slice(5));
 });
 
+it('keeps every body intact while later bodies are cut from chunks already read', () => {
+  const messages = Array.from({ length: 1_000 }, (_, i) => ({ i, text: (i % 3 === 0 ? 'ü' : 'u').repeat(500) }));
+  const { queue, store } = queueOf(messages);
+  const bodies: Buffer[] = [];
+  while (queue.length > 0) bodies.push(takeBatch(queue, store, 20, sentAt).body);
+  expect(bodies.flatMap((body) => JSON.parse(body.toString()).batch)).toEqual(messages);
+});
+
 it('reads on from where the last batch stopped after the store is cleared and refilled', () => {
   const { queue, store } = queueOf(Array.from({ length: 3 }, padded(30)));
   takeBatch(queue, store, 1, sentAt);
