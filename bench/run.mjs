@@ -2,9 +2,11 @@
 // workload, each SDK run in its own fresh process, the sink in another (bench/sink.mjs), loopback
 // only. Prints Markdown tables of medians with the ratio ours/theirs. A benchmark, not a test.
 //
-//   npm run bench -- [--scenario throughput|outage|all] [--events N] [--flush-at N] [--gzip]
-//                    [--rounds N] [--outage-ms MS] [--outage-events N] [--outage-segment]
-//                    [--profile] [--run-timeout S]
+//   npm run bench -- [--scenario throughput|outage|all (all)] [--events N (100000)]
+//                    [--flush-at N (20)] [--flush-interval MS (5000)] [--gzip] [--rounds N (3)]
+//                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
+//                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
+//                    [--run-timeout S (180, per SDK run)]
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -94,7 +96,9 @@ async function startSink() {
 
 /** Runs bench/client.mjs once; `onMessage` sees its progress messages. Killed at the run timeout. */
 function runClient(config, onMessage = () => {}) {
-  const execArgv = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${new URL('./profiles/', here('.')).pathname}`] : [];
+  const execArgv = args.profile
+    ? ['--cpu-prof', `--cpu-prof-dir=${here('./profiles/').pathname}`, `--cpu-prof-name=${config.sdk}-${config.scenario}-${Date.now()}.cpuprofile`]
+    : [];
   const child = fork(here('./client.mjs'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
   child.on('message', onMessage);
   const timer = setTimeout(() => child.kill('SIGKILL'), settings.runTimeoutMs);
@@ -133,6 +137,7 @@ async function throughputRun(sdk) {
       duplicates: stats.idsTotal - stats.distinct,
       connections: stats.peakConnections,
       cpuCalls: (run.cpuCalls.user + run.cpuCalls.system) / events,
+      sampledRss: run.sampledRss / 2 ** 20,
       sinkCpu: (stats.cpu.user + stats.cpu.system) / 1000 / (end - run.start),
     };
   } finally {
@@ -169,7 +174,8 @@ async function throughput() {
       console.log(
         `round ${round} ${sdk.padEnd(7)} ` +
           METRICS.map((m) => `${m.short}=${m.format(result[m.key])}`).join(' ') +
-          ` cpu-in-calls=${result.cpuCalls.toFixed(1)} sink-busy=${(result.sinkCpu * 100).toFixed(0)}%`,
+          ` rss-sampled=${result.sampledRss.toFixed(0)} cpu-in-calls=${result.cpuCalls.toFixed(1)}` +
+          ` sink-busy=${(result.sinkCpu * 100).toFixed(0)}%`,
       );
     }
   }
