@@ -134,6 +134,7 @@ async function throughputRun(sdk) {
       requests: stats.requests,
       bytes: stats.bodyBytes / events,
       lost: events - stats.distinct,
+      failed: run.outcome.failed,
       duplicates: stats.idsTotal - stats.distinct,
       connections: stats.peakConnections,
       cpuCalls: (run.cpuCalls.user + run.cpuCalls.system) / events,
@@ -174,7 +175,8 @@ async function throughput() {
       console.log(
         `round ${round} ${sdk.padEnd(7)} ` +
           METRICS.map((m) => `${m.short}=${m.format(result[m.key])}`).join(' ') +
-          ` rss-sampled=${result.sampledRss.toFixed(0)} cpu-in-calls=${result.cpuCalls.toFixed(1)}` +
+          ` reported-failed=${result.failed} rss-sampled=${result.sampledRss.toFixed(0)}` +
+          ` cpu-in-calls=${result.cpuCalls.toFixed(1)}` +
           ` sink-busy=${(result.sinkCpu * 100).toFixed(0)}%`,
       );
     }
@@ -287,6 +289,9 @@ async function outage() {
   row('accepted events delivered after recovery', (r) => `${thousands(r.accepted - r.missing)} of ${thousands(r.accepted)}`);
   row('duplicates', (r) => thousands(r.stats.idsTotal - r.stats.distinct));
   row('dropped events delivered anyway', (r) => thousands(r.unexpected));
+  row("the client's own account (delivered / failed / dropped)", ({ run: { outcome } }) =>
+    [outcome.delivered, outcome.failed, outcome.dropped].map((n) => (n === undefined ? '—' : thousands(n))).join(' / '),
+  );
   row('recovery to last delivery (s)', (r) => (r.recoveryMs / 1000).toFixed(1));
   row('CPU ms over the run', (r) => ((r.run.cpu.user + r.run.cpu.system) / 1000).toFixed(0));
 }
