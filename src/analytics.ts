@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
-import { batchBody, ENVELOPE_BYTES, type Entry, joinMessages, takeBatch } from './batch.js';
+import { ENVELOPE_BYTES, type Entry, MessageStore, takeBatch, withSentAt } from './batch.js';
 import { Emitter } from './emitter.js';
 import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
 import {
@@ -74,6 +74,7 @@ export class Analytics {
   readonly #dispatcher: Dispatcher | undefined;
   readonly #events = new Emitter<AnalyticsEvents>();
   readonly #queue = new Queue<Entry>();
+  readonly #store = new MessageStore();
   #queuedBytes = 0;
   /** Messages accepted so far; the next message's sequence number. */
   #accepted = 0;
@@ -232,7 +233,8 @@ export class Analytics {
       this.#drop('queue-full', new QueueFullError(this.#options.maxQueueSize), message, callback);
       return;
     }
-    this.#queue.push({ json, bytes, callback, epoch: this.#epoch });
+    this.#store.add(json, bytes);
+    this.#queue.push({ bytes, callback, epoch: this.#epoch });
     this.#queuedBytes += bytes;
     this.#held += 1;
     this.#accepted += 1;
@@ -260,18 +262,18 @@ export class Analytics {
       const full =
         this.#queue.length >= flushAt || this.#queuedBytes + ENVELOPE_BYTES + this.#queue.length > LIMITS.batchBytes;
       if (!full && start >= this.#flushUpTo) break;
-      const { entries, bytes } = takeBatch(this.#queue, flushAt);
+      const { entries, body } = takeBatch(this.#queue, this.#store, flushAt, new Date());
       for (const entry of entries) this.#queuedBytes -= entry.bytes;
       const batch: InFlight = { start, entries };
       this.#inFlight.push(batch);
-      void this.#deliver(batch, bytes);
+      void this.#deliver(batch, body);
     }
     if (this.#queue.length === 0) this.#clearTimer();
   }
 
-  async #deliver(batch: InFlight, bytes: number): Promise<void> {
+  async #deliver(batch: InFlight, body: Buffer): Promise<void> {
     const count = batch.entries.length;
-    const joined = joinMessages(batch.entries);
+    const bytes = body.length;
     let attempts = 0;
     let error: DeliveryError | undefined;
     log('sending %d messages (%d bytes)', count, bytes);
@@ -279,7 +281,7 @@ export class Analytics {
       const status = await withRetry(
         async (attempt) => {
           attempts = attempt;
-          const body = batchBody(joined, new Date());
+          if (attempt > 1) body = withSentAt(body, new Date());
           return post({
             url: this.#options.url,
             body: this.#options.gzip ? await gzip(body) : body,
@@ -353,6 +355,7 @@ export class Analytics {
     log('close deadline: aborting %d batches, failing %d queued messages', this.#inFlight.length, this.#queue.length);
     this.#abort.abort(error);
     const entries = this.#queue.drain();
+    this.#store.clear();
     this.#queuedBytes = 0;
     this.#settle(entries, error);
     if (entries.length > 0 && !this.#events.emit('error', error)) log('no error listener for: %s', error.message);

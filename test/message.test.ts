@@ -84,6 +84,13 @@ describe('validateMessage (incoming messages)', () => {
     expect(message).toEqual({ type: 'track', userId: 'u', event: 'e', messageId: 'm', timestamp: '2024-01-01T00:00:00.000Z', context: { ip: '1.2.3.4' } });
   });
 
+  it('keeps a "__proto__" key of parsed JSON as a plain field, never as the prototype', () => {
+    const message = validateMessage(JSON.parse('{"type":"track","userId":"u","event":"e","__proto__":{"polluted":true}}'));
+    expect(Object.getPrototypeOf(message)).toBe(Object.prototype);
+    expect((message as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptor(message, '__proto__')?.value).toEqual({ polluted: true });
+  });
+
   it('names the type when it is unknown', () => {
     expect(fieldOf(() => validateMessage({ type: 'delete', userId: 'u' }))).toBe('type');
     expect(fieldOf(() => validateMessage('track'))).toBe('message');

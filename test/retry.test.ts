@@ -59,3 +59,37 @@ describe('withRetry', () => {
     vi.useRealTimers();
   });
 });
+
+describe('withRetry attempts', () => {
+  it('numbers attempts from 1, reports each failure to onRetry, and resolves with the first success', async () => {
+    vi.useFakeTimers();
+    const attempt = vi.fn(async (n: number) => {
+      if (n < 3) throw new HttpError(503, 'busy');
+      return `ok on ${n}`;
+    });
+    const onRetry = vi.fn();
+    const done = withRetry(attempt, policy, { onRetry });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await done).toBe('ok on 3');
+    expect(attempt.mock.calls.map(([n]) => n)).toEqual([1, 2, 3]);
+    expect(onRetry.mock.calls.map(([info]) => info.attempt)).toEqual([1, 2]);
+    vi.useRealTimers();
+  });
+
+  it('makes no attempt once the signal has aborted, and rejects with its reason', async () => {
+    const controller = new AbortController();
+    const reason = new NetworkError('closing');
+    controller.abort(reason);
+    const attempt = vi.fn(async () => 'sent');
+    await expect(withRetry(attempt, policy, { signal: controller.signal })).rejects.toBe(reason);
+    expect(attempt).not.toHaveBeenCalled();
+  });
+
+  it('gives up after the first failure when no retry is allowed', async () => {
+    const attempt = vi.fn(async () => {
+      throw new NetworkError('down');
+    });
+    await expect(withRetry(attempt, { ...policy, retries: 0 })).rejects.toBeInstanceOf(NetworkError);
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,147 @@
+// One SDK run, in a fresh process forked by bench/run.mjs, so that CPU time and peak RSS belong
+// to one SDK alone. The configuration arrives as JSON in argv[2]; results leave over IPC.
+//   throughput: `events` track calls in one synchronous loop, then close and wait for delivery.
+//   outage:     `events` calls spread evenly over `outageMs` while the sink answers 503, then close.
+const config = JSON.parse(process.argv[2]);
+const WRITE_KEY = 'bench-write-key';
+
+/** Wall-clock ms with sub-ms resolution, comparable between the benchmark's processes. */
+const clock = () => performance.timeOrigin + performance.now();
+
+/** An "Order Completed" track call with about 300 bytes of properties, distinct per call. */
+function orderCompleted(i, messageId) {
+  const params = {
+    userId: `user-${i % 10_000}`,
+    event: 'Order Completed',
+    properties: {
+      checkout_id: `checkout-${i}`,
+      order_id: `order-${i}`,
+      affiliation: 'Online Store',
+      total: 27.5 + (i % 100),
+      revenue: 25,
+      shipping: 3,
+      tax: 2,
+      discount: 2.5,
+      coupon: 'SUMMER',
+      currency: 'USD',
+      products: [{ product_id: '507f1f77bcf86cd799439011', sku: '45790-32', name: 'Monopoly: 3rd Edition', price: 19, quantity: 1 }],
+    },
+  };
+  if (messageId !== undefined) params.messageId = messageId;
+  return params;
+}
+
+/**
+ * The two SDKs behind one shape: `create(maxQueueSize?)`, `track(client, params)`, `close(client)`
+ * resolving with `{ delivered?, failed, dropped? }`, and `onDrop(client, fn)` where supported.
+ */
+async function load(sdk) {
+  if (sdk === 'ours') {
+    const { Analytics } = await import(new URL('../dist/index.js', import.meta.url));
+    return {
+      create: (maxQueueSize) =>
+        new Analytics(WRITE_KEY, {
+          endpoint: config.url,
+          flushAt: config.flushAt,
+          flushAfter: config.flushInterval,
+          gzip: config.gzip,
+          ...(maxQueueSize === undefined ? {} : { maxQueueSize }),
+        }),
+      track: (client, params) => client.track(params),
+      close: (client) => client.close({ timeout: config.closeTimeout }),
+      onDrop: (client, listener) => client.on('drop', (event) => listener(event.message.messageId)),
+    };
+  }
+  if (sdk === 'segment') {
+    const { Analytics } = await import('@segment/analytics-node');
+    let failed = 0;
+    return {
+      // Segment has no queue bound (nor gzip).
+      create: () => {
+        const client = new Analytics({
+          writeKey: WRITE_KEY,
+          host: config.url,
+          path: '/v1/batch',
+          flushAt: config.flushAt,
+          flushInterval: config.flushInterval,
+        });
+        client.on('error', () => {
+          failed += 1;
+        });
+        return client;
+      },
+      track: (client, params) => client.track(params),
+      close: async (client) => {
+        await client.closeAndFlush({ timeout: config.closeTimeout });
+        return { failed };
+      },
+      onDrop: undefined,
+    };
+  }
+  throw new Error(`client: unknown sdk ${sdk}`);
+}
+
+/** Samples RSS every 20 ms while the event loop turns (the synchronous call loop blocks it; maxRSS does not miss it). */
+function sampleRss() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 20);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, process.memoryUsage.rss());
+  };
+}
+
+async function throughput(sdk) {
+  const stopSampling = sampleRss();
+  const cpuStart = process.cpuUsage();
+  // Ours holds every call (the run measures delivery, not drops); Segment's queue is unbounded.
+  const client = sdk.create(config.events);
+  const start = clock();
+  for (let i = 0; i < config.events; i++) sdk.track(client, orderCompleted(i));
+  const called = clock();
+  const cpuCalls = process.cpuUsage(cpuStart);
+  const outcome = await sdk.close(client);
+  const closed = clock();
+  const cpu = process.cpuUsage(cpuStart);
+  return { start, called, closed, cpu, cpuCalls, outcome, sampledRss: stopSampling() };
+}
+
+async function outage(sdk) {
+  const stopSampling = sampleRss();
+  const cpuStart = process.cpuUsage();
+  const client = sdk.create(); // the default maxQueueSize: memory must plateau there
+  const dropped = [];
+  sdk.onDrop?.(client, (id) => dropped.push(id));
+  const rssAt = [];
+  const step = Math.ceil(config.events / 10);
+  const start = clock();
+  process.send({ type: 'started', at: start });
+  let made = 0;
+  await new Promise((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(config.events, Math.ceil(((clock() - start) / config.outageMs) * config.events));
+      for (; made < due; made++) {
+        sdk.track(client, orderCompleted(made, `outage-${made}`));
+        if ((made + 1) % step === 0) rssAt.push({ calls: made + 1, rss: process.memoryUsage.rss() });
+      }
+      if (made === config.events) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 10);
+  });
+  const called = clock();
+  const outcome = await sdk.close(client);
+  const closed = clock();
+  const cpu = process.cpuUsage(cpuStart);
+  return { start, called, closed, cpu, outcome, dropped, rssAt, sampledRss: stopSampling() };
+}
+
+const sdk = await load(config.sdk);
+const result = config.scenario === 'outage' ? await outage(sdk) : await throughput(sdk);
+// maxRSS is in KiB: the kernel's high-water mark for the whole process, missed samples included.
+const report = { type: 'result', ...result, maxRss: process.resourceUsage().maxRSS * 1024 };
+process.send(report, () => process.exit(0));
