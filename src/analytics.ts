@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
@@ -113,6 +114,9 @@ export class Analytics {
     this.#policy = { retries: o.maxRetries, minDelay: o.minRetryDelay, maxDelay: o.maxRetryDelay };
     this.#agent = o.dispatcher || o.disable ? undefined : new Agent({ connections: o.maxInFlight, keepAliveTimeout: 4_000 });
     this.#dispatcher = o.dispatcher ?? this.#agent;
+    // Each batch in flight listens to the close signal once (its request or its retry wait): raise
+    // Node's leak warning past that bound, not past its default of 10.
+    setMaxListeners(Math.max(10, o.maxInFlight + 1), this.#abort.signal);
   }
 
   /** Records who a user is and their traits. */

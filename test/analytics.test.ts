@@ -96,6 +96,21 @@ describe('batching', () => {
     expect(received).toHaveLength(5);
     await analytics.close();
   });
+
+  it('warns of no listener leak with many requests in flight', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const { received, release } = gatedEndpoint();
+    const analytics = client({ flushAt: 1, maxInFlight: 32 });
+    for (let n = 0; n < 32; n++) analytics.track(track(n));
+    await vi.waitFor(() => expect(received).toHaveLength(32));
+    release();
+    expect(await analytics.close()).toMatchObject({ delivered: 32 });
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
 });
 
 describe('the wire message', () => {
