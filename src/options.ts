@@ -178,15 +178,8 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
 }
 
 function batchUrl(endpoint: unknown): string {
-  let url: URL | undefined;
-  if (typeof endpoint === 'string') {
-    try {
-      url = new URL(endpoint);
-    } catch {
-      url = undefined;
-    }
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+  const url = parseHttpUrl(endpoint);
+  if (url === undefined) {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be an absolute http(s) URL, got ${describe(endpoint)}`);
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/v1/batch`;
@@ -233,6 +226,18 @@ export function optionalFunction<T>(name: string, value: T): T {
     throw new ConfigError(name, `Expected \`${name}\` to be a function, got ${describe(value)}`);
   }
   return value;
+}
+
+/** `value` as a URL when it is a string holding an absolute http or https URL; else undefined. */
+export function parseHttpUrl(value: unknown): URL | undefined {
+  if (typeof value !== 'string') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
 }
 
 /** True for `{}` literals and `Object.create(null)`, false for arrays, dates, class instances. */

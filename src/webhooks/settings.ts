@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
-import { describe, type FetchLike, integer, isPlainObject, optionalFunction } from '../options.js';
+import { describe, type FetchLike, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../options.js';
 
 /** One receiver: where to POST, and the static headers only that URL gets. */
 export interface Webhook {
@@ -141,7 +141,7 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
 function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   if (!isPlainObject(webhook)) throw new ConfigError(name, `Expected \`${name}\` to be an object with a \`url\`, got ${describe(webhook)}`);
   const url = webhook.url;
-  if (!isHttpUrl(url)) {
+  if (typeof url !== 'string' || parseHttpUrl(url) === undefined) {
     throw new ConfigError(`${name}.url`, `Expected \`${name}.url\` to be an absolute http or https URL, got ${describe(url)}`);
   }
   const headers = { ...resolveHeaders(webhook.headers ?? {}, `${name}.headers`), 'user-agent': USER_AGENT, 'content-type': 'application/json' };
@@ -171,14 +171,4 @@ function resolveHeaders(headers: unknown, name: string): Record<string, string> 
 export function displayUrl(url: string): string {
   const { origin, pathname } = new URL(url);
   return origin + pathname;
-}
-
-function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  try {
-    const { protocol } = new URL(value);
-    return protocol === 'http:' || protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
