@@ -12,9 +12,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 // In your project: from 'batched-analytics'.
-import { Analytics, type MessageType, type Summary, ValidationError } from '../src/index.js';
-
-const CALL_TYPES: ReadonlySet<unknown> = new Set<MessageType>(['identify', 'track', 'page', 'screen', 'group', 'alias']);
+import { Analytics, MESSAGE_TYPES, type MessageType, type Summary, ValidationError } from '../src/index.js';
 
 /** Sends every call in the file, then closes the client. */
 export async function importFile(path: string, analytics: Analytics): Promise<Summary & { rejected: number }> {
@@ -28,7 +26,7 @@ export async function importFile(path: string, analytics: Analytics): Promise<Su
     await analytics.ready();
     try {
       const call = JSON.parse(line);
-      if (!CALL_TYPES.has(call.type)) throw new ValidationError('type', `unknown call type ${JSON.stringify(call.type)}`);
+      if (!MESSAGE_TYPES.includes(call.type)) throw new ValidationError('type', `unknown call type ${JSON.stringify(call.type)}`);
       analytics[call.type as MessageType](call);
     } catch (error) {
       // Invalid JSON or an invalid call: report it and go on with the next line.

@@ -16,7 +16,7 @@ export {
 } from './errors.js';
 export { isDestinationEnabled } from './integrations.js';
 export type { Integrations } from './integrations.js';
-export { validateMessage } from './message.js';
+export { MESSAGE_TYPES, validateMessage } from './message.js';
 export type {
   AliasParams,
   BaseParams,

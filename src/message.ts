@@ -85,7 +85,9 @@ export interface MessageDefaults {
 
 const OBJECT_FIELDS = ['traits', 'properties', 'context'] as const;
 const STRING_FIELDS = ['name', 'category', 'messageId', 'userId', 'anonymousId'] as const;
-const TYPES: ReadonlySet<string> = new Set<MessageType>(['identify', 'track', 'page', 'screen', 'group', 'alias']);
+/** Every call type, in the order the README lists them. */
+export const MESSAGE_TYPES: readonly MessageType[] = Object.freeze(['identify', 'track', 'page', 'screen', 'group', 'alias']);
+const TYPES: ReadonlySet<string> = new Set(MESSAGE_TYPES);
 
 /**
  * Validates a call, applies defaults and serialises it.

@@ -3,9 +3,6 @@ import { type Message, type MessageType, validateMessage } from '../message.js';
 import { describe, isPlainObject, LIMITS } from '../options.js';
 import { RequestError } from './http.js';
 
-/** The call types with a route of their own, `POST /v1/<type>`. */
-export const CALL_TYPES: readonly MessageType[] = ['identify', 'track', 'page', 'screen', 'group', 'alias'];
-
 /**
  * Reads a `POST /v1/batch` body, `{ "batch": [message, ...], "sentAt"?: string }`, all or nothing.
  * @throws {RequestError} 400 naming the first field at fault, e.g. `batch[3].userId`.

@@ -1,14 +1,14 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { ValidationError } from '../errors.js';
 import { log } from '../log.js';
-import type { MessageType } from '../message.js';
+import { MESSAGE_TYPES } from '../message.js';
 import { describe, isPlainObject, LIMITS } from '../options.js';
 import { audienceSync, audienceTrait } from '../webhooks/audience.js';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from './config.js';
 import type { EventHub } from './events.js';
 import { readBody, RequestError, sendError, sendJson } from './http.js';
-import { CALL_TYPES, parseBatch, parseJson, parseSingle } from './ingest.js';
+import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE } from './page.js';
 import { routeMessage, type Router } from './router.js';
 import type { Store } from './store.js';
@@ -50,7 +50,8 @@ export function createHandler(context: ServerContext): RequestListener {
     ['/', { method: 'GET', handle: (_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PAGE) }],
     ['/events', { method: 'GET', handle: (_, res) => context.hub.attach(res) }],
     ['/v1/batch', ingest(parseBatch)],
-    ...CALL_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type as MessageType)])]),
+    // Each call type has a route of its own, `POST /v1/<type>`.
+    ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
     ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, authenticate(req, byWriteKey), context) }],
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
   ]);
