@@ -2,31 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import { describe, integer, isPlainObject } from '../options.js';
 import { resolveWebhookConfig } from '../webhooks/settings.js';
-import type { WebhookSettings } from '../webhooks/settings.js';
+import type { WebhookDestinationOptions, WebhookSettings } from '../webhooks/settings.js';
 
-/** How the collector's Webhooks destinations send; every duration is in ms. */
-export interface DeliveryOptions {
-  /**
-   * How long a receiver may take to answer (spec §4.1).
-   * @default 5000
-   */
-  timeout?: number;
-  /**
-   * How long after a message was accepted it may still be retried (spec §7).
-   * @default 14400000 (4 hours)
-   */
-  retryWindow?: number;
-  /**
-   * Delay before the first retry; it doubles on each retry (with jitter).
-   * @default 1000
-   */
-  minRetryDelay?: number;
-  /**
-   * Longest delay between two attempts.
-   * @default 300000 (5 minutes)
-   */
-  maxRetryDelay?: number;
-}
+/**
+ * How the collector's Webhooks destinations send: the destination's own options, with the same
+ * defaults, except that `retryWindow` counts from when the collector accepted the message (so a
+ * restart does not give it a new window) rather than from its first attempt.
+ */
+export type DeliveryOptions = Pick<WebhookDestinationOptions, 'timeout' | 'retryWindow' | 'minRetryDelay' | 'maxRetryDelay'>;
 
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {
