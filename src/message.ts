@@ -133,38 +133,103 @@ function normalize(
   defaults: MessageDefaults,
   addLibrary = true,
 ): Message {
-  if (!isPlainObject(params)) {
-    throw new ValidationError('params', `Expected the ${type} call's argument to be an object, got ${describe(params)}`);
+  // The copy becomes the message: getters and Proxy traps of the argument run here, once, and
+  // everything after reads plain data.
+  const p = copyOf(type, params) as BaseParams & Record<string, unknown>;
+  if (typeof p.toJSON === 'function') {
+    // JSON.stringify would send what it returns in place of the message (issue 11).
+    throw new ValidationError('toJSON', `Expected the ${type} call's argument to have no \`toJSON\` method, got one`);
   }
-  const p = params as BaseParams & Record<string, unknown>;
   for (const field of STRING_FIELDS) {
     if (p[field] !== undefined && !nonEmptyString(p[field])) {
       throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string, got ${describe(p[field])}`);
     }
   }
   for (const field of OBJECT_FIELDS) {
-    if (p[field] !== undefined && !isPlainObject(p[field])) {
-      throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(p[field])}`);
-    }
+    if (p[field] !== undefined) plainObjectField(field, p[field]);
   }
   requireFields(type, p);
   if (p.integrations !== undefined) validateIntegrations(p.integrations);
 
-  const context = addLibrary ? { library: LIBRARY, ...defaults.context, ...p.context } : { ...p.context };
-  const integrations =
-    p.integrations === undefined ? defaults.integrations : { ...defaults.integrations, ...p.integrations };
-  // Object.assign, not `{ ...p, type, ... }`: V8 builds a new hidden class for every object made
-  // by a spread followed by more properties, which made a call ~3x slower (issue 3's profile).
-  // The spread stays for an own `__proto__` key (JSON.parse makes them), which assign would turn
-  // into a prototype.
-  const message = (Object.hasOwn(p, '__proto__') ? { ...p } : Object.assign({}, p)) as Message;
+  const message = p as Message;
   message.type = type;
   message.messageId = p.messageId ?? crypto.randomUUID();
   message.timestamp = timestampOf(p.timestamp);
-  message.context = context;
+  try {
+    message.context = addLibrary ? { library: LIBRARY, ...defaults.context, ...p.context } : { ...p.context };
+  } catch (error) {
+    throw unreadableError('context', error);
+  }
+  const integrations =
+    p.integrations === undefined ? defaults.integrations : { ...defaults.integrations, ...p.integrations };
   if (Object.keys(integrations).length > 0) message.integrations = integrations;
   else delete message.integrations;
   return message;
+}
+
+/**
+ * A copy of the call's argument holding its own enumerable fields as plain data.
+ * @throws {ValidationError} when it is not a plain object, or a getter or Proxy trap throws
+ * (naming the field it was reading).
+ */
+function copyOf(type: MessageType, params: unknown): Record<string, unknown> {
+  let plain: boolean;
+  try {
+    plain = isPlainObject(params);
+  } catch (error) {
+    throw unreadableError('params', error);
+  }
+  if (!plain) {
+    throw new ValidationError('params', `Expected the ${type} call's argument to be an object, got ${describe(params)}`);
+  }
+  const source = params as Record<string, unknown>;
+  try {
+    // Object.assign, not a spread followed by more properties: V8 builds a new hidden class for
+    // every such object, which made a call ~3x slower (issue 3's profile). The spread stays for an
+    // own `__proto__` key (JSON.parse makes them), which assign would turn into a prototype.
+    return Object.hasOwn(source, '__proto__') ? { ...source } : Object.assign({}, source);
+  } catch (error) {
+    throw unreadableError(unreadableKey(source), error);
+  }
+}
+
+/** Only once reading failed: the first key whose getter (or Proxy trap) throws. */
+function unreadableKey(source: Record<string, unknown>): string {
+  try {
+    for (const key of Object.keys(source)) {
+      try {
+        void source[key];
+      } catch {
+        return key;
+      }
+    }
+  } catch {
+    // The keys themselves cannot be listed (an `ownKeys` trap threw): the argument is at fault.
+  }
+  return 'params';
+}
+
+/** Runs `read`; what user code it calls (a getter, a Proxy trap) throws becomes a `ValidationError` naming `field`. */
+function readable<T>(field: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw error instanceof ValidationError ? error : unreadableError(field, error);
+  }
+}
+
+function unreadableError(field: string, error: unknown): ValidationError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new ValidationError(field, `Expected \`${field}\` to be readable, got an error reading it: ${reason}`, { cause: error });
+}
+
+function plainObjectField(field: string, value: unknown): void {
+  if (!readable(field, () => isPlainObject(value))) {
+    throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(value)}`);
+  }
+  if (readable(field, () => typeof (value as JsonObject).toJSON === 'function')) {
+    throw new ValidationError(field, `Expected \`${field}\` to have no \`toJSON\` method, got one`);
+  }
 }
 
 function requireFields(type: MessageType, p: Record<string, unknown>): void {
@@ -187,18 +252,18 @@ function requireString(p: Record<string, unknown>, field: string, call: string):
 }
 
 function validateIntegrations(integrations: unknown): void {
-  if (!isPlainObject(integrations)) {
-    throw new ValidationError('integrations', `Expected \`integrations\` to be a plain object, got ${describe(integrations)}`);
-  }
-  for (const key in integrations) {
-    const value = integrations[key];
-    if (typeof value !== 'boolean' && !isPlainObject(value)) {
-      throw new ValidationError(
-        `integrations.${key}`,
-        `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`,
-      );
+  plainObjectField('integrations', integrations);
+  readable('integrations', () => {
+    for (const key in integrations as Record<string, unknown>) {
+      const value = (integrations as Record<string, unknown>)[key];
+      if (typeof value !== 'boolean' && !isPlainObject(value)) {
+        throw new ValidationError(
+          `integrations.${key}`,
+          `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`,
+        );
+      }
     }
-  }
+  });
 }
 
 /**
