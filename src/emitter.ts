@@ -6,7 +6,7 @@ type Listener<T> = (payload: T) => void;
  * A minimal typed event emitter. Unlike Node's EventEmitter it never throws: an `error` without
  * listeners is only logged, and a listener that throws cannot break delivery.
  */
-export class Emitter<Events extends Record<string, unknown>> {
+export class Emitter<Events extends object> {
   #listeners = new Map<keyof Events, Set<Listener<never>>>();
 
   /** Adds a listener; returns a function that removes it. */

@@ -41,7 +41,7 @@ export interface DropEvent {
 }
 
 /** Events of {@link Analytics}. */
-export interface AnalyticsEvents extends Record<string, unknown> {
+export interface AnalyticsEvents {
   error: AnalyticsError;
   flush: FlushEvent;
   retry: RetryEvent;

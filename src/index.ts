@@ -20,10 +20,13 @@ export { MESSAGE_TYPES, validateMessage } from './message.js';
 export type {
   AliasParams,
   BaseParams,
+  CommonParams,
   GroupParams,
   IdentifyParams,
+  Identity,
   JsonObject,
   Message,
+  MessageInput,
   MessageType,
   PageParams,
   ScreenParams,

@@ -6,10 +6,8 @@ import { LIBRARY } from './version.js';
 /** A free-form JSON object: traits, properties, context. */
 export type JsonObject = Record<string, unknown>;
 
-/** Fields every call accepts. A `userId` or an `anonymousId` is required on all but alias. */
-export interface BaseParams {
-  userId?: string;
-  anonymousId?: string;
+/** Fields every call accepts, besides who it is about. */
+export interface CommonParams {
   /** Attributes of the call that are not of the user (ip, userAgent, locale ...). */
   context?: JsonObject;
   /** Destination selection: `{ All: false, Webhooks: true }`. */
@@ -20,29 +18,38 @@ export interface BaseParams {
   messageId?: string;
 }
 
-export interface IdentifyParams extends BaseParams {
+/**
+ * Who a call is about: a `userId`, an `anonymousId`, or both. A call with neither does not
+ * type-check (and throws a `ValidationError` at run time, for callers without types).
+ */
+export type Identity = { userId: string; anonymousId?: string } | { userId?: string; anonymousId: string };
+
+/** Fields every call but alias accepts: an {@link Identity} and the {@link CommonParams}. */
+export type BaseParams = CommonParams & Identity;
+
+export type IdentifyParams = BaseParams & {
   traits?: JsonObject;
-}
-export interface TrackParams extends BaseParams {
+};
+export type TrackParams = BaseParams & {
   event: string;
   properties?: JsonObject;
-}
-export interface PageParams extends BaseParams {
+};
+export type PageParams = BaseParams & {
   name?: string;
   category?: string;
   /** Recognised keys: url, title, referrer, path; others allowed. */
   properties?: JsonObject;
-}
-export interface ScreenParams extends BaseParams {
+};
+export type ScreenParams = BaseParams & {
   name?: string;
   category?: string;
   properties?: JsonObject;
-}
-export interface GroupParams extends BaseParams {
+};
+export type GroupParams = BaseParams & {
   groupId: string;
   traits?: JsonObject;
-}
-export interface AliasParams extends Omit<BaseParams, 'userId' | 'anonymousId'> {
+};
+export interface AliasParams extends CommonParams {
   userId: string;
   previousId: string;
 }
@@ -57,6 +64,9 @@ export interface ParamsByType {
   alias: AliasParams;
 }
 export type MessageType = keyof ParamsByType;
+
+/** A call's parameters with its `type`: what the webhooks destination accepts besides a full {@link Message}. */
+export type MessageInput = { [T in MessageType]: ParamsByType[T] & { type: T } }[MessageType];
 
 /** A message as sent on the wire (and as the collector and webhooks destination receive it). */
 export interface Message {
@@ -135,7 +145,7 @@ function normalize(
 ): Message {
   // The copy becomes the message: getters and Proxy traps of the argument run here, once, and
   // everything after reads plain data.
-  const p = copyOf(type, params) as BaseParams & Record<string, unknown>;
+  const p = copyOf(type, params) as CommonParams & { userId?: string; anonymousId?: string } & Record<string, unknown>;
   if (typeof p.toJSON === 'function') {
     // JSON.stringify would send what it returns in place of the message (issue 11).
     throw new ValidationError('toJSON', `Expected the ${type} call's argument to have no \`toJSON\` method, got one`);
