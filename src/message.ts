@@ -100,16 +100,19 @@ export const MESSAGE_TYPES: readonly MessageType[] = Object.freeze(['identify', 
 const TYPES: ReadonlySet<string> = new Set(MESSAGE_TYPES);
 
 /**
- * Validates a call, applies defaults and serialises it.
- * @throws {ValidationError} naming the first invalid field; nothing is built.
+ * Validates a call and applies defaults: the complete message, not yet serialised.
+ * @throws {ValidationError} naming the first invalid field.
+ */
+export function prepareMessage<T extends MessageType>(type: T, params: ParamsByType[T], defaults: MessageDefaults): Message {
+  return normalize(type, params, defaults);
+}
+
+/**
+ * Serialises a valid message once, for the request body.
+ * @throws {ValidationError} naming a field that cannot be serialised (a BigInt, a cycle).
  * @throws {MessageTooLargeError} when the JSON exceeds 32,000 bytes of UTF-8.
  */
-export function buildMessage<T extends MessageType>(
-  type: T,
-  params: ParamsByType[T],
-  defaults: MessageDefaults,
-): SerializedMessage {
-  const message = normalize(type, params, defaults);
+export function serializeMessage(message: Message): SerializedMessage {
   const json = serialize(message);
   const bytes = Buffer.byteLength(json);
   if (bytes > LIMITS.messageBytes) throw new MessageTooLargeError(bytes, LIMITS.messageBytes);

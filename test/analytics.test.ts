@@ -7,24 +7,16 @@ import {
   type DropEvent,
   HttpError,
   NetworkError,
-  type Options,
   QueueFullError,
   type RetryEvent,
   TimeoutError,
 } from '../src/index.js';
+import { client, hang, track } from './helpers/client.js';
 import { ENDPOINT, gatedEndpoint, messageIds, mockEndpoint, viaGlobalFetch } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
 
-function client(options: Options = {}): Analytics {
-  return new Analytics('write-key', { endpoint: ENDPOINT, fetch: viaGlobalFetch, ...options });
-}
-
-/** A response that never comes; unlike msw's delay('infinite') it leaves no timer behind. */
-const hang = new Promise<never>(() => {});
-
-const track = (n: number) => ({ userId: `user-${n}`, event: 'Order Completed', properties: { n } });
 
 describe('batching', () => {
   it('sends a batch as soon as flushAt messages are queued', async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Analytics, AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../src/index.js';
-import { buildMessage, type MessageType } from '../src/message.js';
+import { type MessageType, prepareMessage, serializeMessage } from '../src/message.js';
 
 const defaults = { context: {}, integrations: {} };
-const build = (type: MessageType, params: unknown) => buildMessage(type, params as never, defaults);
+const build = (type: MessageType, params: unknown) => serializeMessage(prepareMessage(type, params as never, defaults));
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {

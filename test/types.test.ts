@@ -5,7 +5,10 @@ import {
   Analytics,
   type AnalyticsError,
   type DropEvent,
+  type FailedEvent,
   type FlushEvent,
+  type RequestEvent,
+  type ResponseEvent,
   type RetryEvent,
   ValidationError,
 } from '../src/index.js';
@@ -21,6 +24,11 @@ describe('on()', () => {
     analytics.on('retry', (payload) => expectTypeOf(payload).toEqualTypeOf<RetryEvent>());
     analytics.on('drop', (payload) => expectTypeOf(payload).toEqualTypeOf<DropEvent>());
     analytics.on('error', (payload) => expectTypeOf(payload).toEqualTypeOf<AnalyticsError>());
+    analytics.on('failed', (payload) => expectTypeOf(payload).toEqualTypeOf<FailedEvent>());
+    analytics.on('request', (payload) => expectTypeOf(payload).toEqualTypeOf<RequestEvent>());
+    analytics.on('response', (payload) => expectTypeOf(payload).toEqualTypeOf<ResponseEvent>());
+    // @ts-expect-error a listener for another event's payload
+    analytics.on('failed', (payload: RequestEvent) => payload);
     expectTypeOf(analytics.on<'flush'>).parameter(0).toEqualTypeOf<'flush'>();
   });
 });

@@ -1,0 +1,74 @@
+import { format } from 'node:util';
+import { log } from './log.js';
+
+/**
+ * Where the client's log lines go besides `DEBUG=analytics`: `console`, a pino or winston logger,
+ * or any object with these four methods. Each gets one formatted string.
+ */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export type LogLevel = keyof Logger;
+
+/** Clients created so far in this process: numbers them in their labels. */
+let clients = 0;
+
+/**
+ * A short label telling one client's lines from another's: the write key's first four characters
+ * (not enough to use it) and the client's number in this process, e.g. `wk_w#2`.
+ */
+export function clientLabel(writeKey: string): string {
+  clients += 1;
+  return `${writeKey.slice(0, 4)}#${clients}`;
+}
+
+/**
+ * One client's log: every line goes to `DEBUG=analytics` and to the user's logger, both prefixed
+ * with the client's label. A logger that throws is ignored: logging never breaks delivery.
+ */
+export class ClientLog {
+  readonly #label: string;
+  readonly #prefix: string;
+  readonly #logger: Logger | undefined;
+
+  constructor(label: string, logger: Logger | undefined) {
+    this.#label = label;
+    this.#prefix = `[${label}] `;
+    this.#logger = logger;
+  }
+
+  /** Whether a line would go anywhere: callers skip building costly arguments when not. */
+  get enabled(): boolean {
+    return this.#logger !== undefined || log.enabled;
+  }
+
+  debug(template: string, ...args: unknown[]): void {
+    this.#write('debug', template, args);
+  }
+
+  info(template: string, ...args: unknown[]): void {
+    this.#write('info', template, args);
+  }
+
+  warn(template: string, ...args: unknown[]): void {
+    this.#write('warn', template, args);
+  }
+
+  error(template: string, ...args: unknown[]): void {
+    this.#write('error', template, args);
+  }
+
+  #write(level: LogLevel, template: string, args: unknown[]): void {
+    if (log.enabled) log(`[%s] ${template}`, this.#label, ...args);
+    if (this.#logger === undefined) return;
+    try {
+      this.#logger[level](this.#prefix + format(template, ...args));
+    } catch {
+      // A broken logger must not turn a log line into a failure of the host.
+    }
+  }
+}
