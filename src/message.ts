@@ -222,27 +222,22 @@ function unreadableKey(source: Record<string, unknown>): string {
   return 'params';
 }
 
-/** Runs `read`; what user code it calls (a getter, a Proxy trap) throws becomes a `ValidationError` naming `field`. */
-function readable<T>(field: string, read: () => T): T {
-  try {
-    return read();
-  } catch (error) {
-    throw error instanceof ValidationError ? error : unreadableError(field, error);
-  }
-}
-
 function unreadableError(field: string, error: unknown): ValidationError {
   const reason = error instanceof Error ? error.message : String(error);
   return new ValidationError(field, `Expected \`${field}\` to be readable, got an error reading it: ${reason}`, { cause: error });
 }
 
 function plainObjectField(field: string, value: unknown): void {
-  if (!readable(field, () => isPlainObject(value))) {
-    throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(value)}`);
+  let plain: boolean;
+  let withToJSON = false;
+  try {
+    plain = isPlainObject(value);
+    withToJSON = plain && typeof (value as JsonObject).toJSON === 'function';
+  } catch (error) {
+    throw unreadableError(field, error);
   }
-  if (readable(field, () => typeof (value as JsonObject).toJSON === 'function')) {
-    throw new ValidationError(field, `Expected \`${field}\` to have no \`toJSON\` method, got one`);
-  }
+  if (!plain) throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(value)}`);
+  if (withToJSON) throw new ValidationError(field, `Expected \`${field}\` to have no \`toJSON\` method, got one`);
 }
 
 function requireFields(type: MessageType, p: Record<string, unknown>): void {
@@ -266,17 +261,16 @@ function requireString(p: Record<string, unknown>, field: string, call: string):
 
 function validateIntegrations(integrations: unknown): void {
   plainObjectField('integrations', integrations);
-  readable('integrations', () => {
-    for (const key in integrations as Record<string, unknown>) {
-      const value = (integrations as Record<string, unknown>)[key];
+  try {
+    for (const [key, value] of Object.entries(integrations as Record<string, unknown>)) {
       if (typeof value !== 'boolean' && !isPlainObject(value)) {
-        throw new ValidationError(
-          `integrations.${key}`,
-          `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`,
-        );
+        throw new ValidationError(`integrations.${key}`, `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`);
       }
     }
-  });
+  } catch (error) {
+    // A getter or Proxy trap of the map threw while it was read.
+    throw error instanceof ValidationError ? error : unreadableError('integrations', error);
+  }
 }
 
 /**

@@ -112,6 +112,7 @@ describe('hostile call arguments (issue 11)', () => {
     ['a Proxy whose get trap throws', new Proxy({ userId: 'u', event: 'E' }, { get: thrower }), 'userId'],
     ['a Proxy whose ownKeys trap throws', new Proxy({ userId: 'u', event: 'E' }, { ownKeys: thrower }), 'params'],
     ['a Proxy whose getPrototypeOf trap throws', new Proxy({ userId: 'u', event: 'E' }, { getPrototypeOf: thrower }), 'params'],
+    ['a Proxy whose ownKeys trap throws inside integrations', { userId: 'u', event: 'E', integrations: new Proxy({}, { ownKeys: thrower }) }, 'integrations'],
     ['a Proxy inside properties', { userId: 'u', event: 'E', properties: new Proxy({}, { getPrototypeOf: thrower }) }, 'properties'],
   ])('%s is a ValidationError naming the field, never a raw error', (_, params, field) => {
     expect(fieldOf(() => analytics.track(params as never))).toBe(field);
