@@ -210,7 +210,7 @@ export class Analytics {
     } else {
       const outcome = runBeforeSend(this.#options.beforeSend, message);
       if (!('kept' in outcome)) {
-        this.#drop({ reason: outcome.reason, error: outcome.error, message } as DropEvent, undefined, callback);
+        this.#drop({ reason: outcome.reason, error: outcome.error, message }, undefined, callback);
         return;
       }
       built = outcome.kept;
