@@ -1,7 +1,6 @@
 import { delay, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  Analytics,
   ClosedError,
   CloseTimeoutError,
   type DropEvent,
@@ -11,8 +10,8 @@ import {
   type RetryEvent,
   TimeoutError,
 } from '../src/index.js';
-import { client, hang, track } from './helpers/client.js';
-import { ENDPOINT, gatedEndpoint, messageIds, mockEndpoint, viaGlobalFetch } from './helpers/endpoint.js';
+import { client, track } from './helpers/client.js';
+import { gatedEndpoint, hang, messageIds, mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
@@ -407,10 +406,7 @@ describe('close()', () => {
 
   it('resolves by its deadline when the endpoint never answers, reporting what was not delivered', async () => {
     vi.useFakeTimers();
-    mockEndpoint(async () => {
-      await hang;
-      return HttpResponse.json({ success: true });
-    });
+    silentEndpoint();
     const analytics = client({ flushAt: 2, maxInFlight: 1 });
     const callback = vi.fn();
     for (let n = 0; n < 5; n++) analytics.track(track(n), callback);

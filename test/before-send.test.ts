@@ -1,26 +1,20 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
-  type AnalyticsError,
   BeforeSendError,
   ConfigError,
-  type DropEvent,
   FilteredError,
   type Message,
   MessageTooLargeError,
   ValidationError,
 } from '../src/index.js';
-import { client, track } from './helpers/client.js';
+import { client, recordEvents, track } from './helpers/client.js';
 import { mockEndpoint } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
 
-function recordDrops(analytics: ReturnType<typeof client>): { drops: DropEvent[]; errors: AnalyticsError[] } {
-  const drops: DropEvent[] = [];
-  const errors: AnalyticsError[] = [];
-  analytics.on('drop', (event) => drops.push(event));
-  analytics.on('error', (error) => errors.push(error));
-  return { drops, errors };
+function recordDrops(analytics: ReturnType<typeof client>) {
+  return { drops: recordEvents(analytics, 'drop'), errors: recordEvents(analytics, 'error') };
 }
 
 describe('beforeSend', () => {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpResponse } from 'msw';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Analytics, type AnalyticsError, DeadLetterError, type DropEvent, type FailedEvent, type Message } from '../src/index.js';
+import { Analytics, DeadLetterError, type Message } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
-import { client, hang, track } from './helpers/client.js';
-import { mockEndpoint } from './helpers/endpoint.js';
+import { client, recordEvents, track } from './helpers/client.js';
+import { mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 import { startSink } from './helpers/sink.js';
 
@@ -38,10 +38,8 @@ describe('deadLetter', () => {
     await down.close();
     const file = freshFile();
     const analytics = new Analytics('wk', { endpoint: down.url, deadLetter: file, flushAt: 2, maxQueueSize: 2, maxRetries: 1, minRetryDelay: 1 });
-    const failed: FailedEvent[] = [];
-    const drops: DropEvent[] = [];
-    analytics.on('failed', (event) => failed.push(event));
-    analytics.on('drop', (event) => drops.push(event));
+    const failed = recordEvents(analytics, 'failed');
+    const drops = recordEvents(analytics, 'drop');
     analytics.on('error', () => {});
 
     analytics.track({ ...track(0), timestamp: '2024-03-01T12:00:00.000Z' });
@@ -73,10 +71,7 @@ describe('deadLetter', () => {
 
   it('keeps the messages still queued or in flight at the close() deadline', async () => {
     vi.useFakeTimers();
-    mockEndpoint(async () => {
-      await hang;
-      return HttpResponse.json({ success: true });
-    });
+    silentEndpoint();
     const file = freshFile();
     const analytics = client({ deadLetter: file, flushAt: 2, maxInFlight: 1 });
     for (let n = 0; n < 5; n++) analytics.track({ ...track(n), messageId: `m-${n}` });
@@ -102,8 +97,7 @@ describe('deadLetter', () => {
     mockEndpoint(() => new HttpResponse(null, { status: 400 }));
     const file = join(dir, 'no-such-dir', 'undelivered.ndjson');
     const analytics = client({ deadLetter: file });
-    const errors: AnalyticsError[] = [];
-    analytics.on('error', (error) => errors.push(error));
+    const errors = recordEvents(analytics, 'error');
     analytics.track(track(1));
     expect(await analytics.close()).toEqual({ delivered: 0, failed: 1, dropped: 0 });
 

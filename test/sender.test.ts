@@ -2,24 +2,17 @@ import { HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import {
   CloseTimeoutError,
-  type FailedEvent,
   HttpError,
   NetworkError,
-  type RequestEvent,
-  type ResponseEvent,
 } from '../src/index.js';
-import { client, hang, track } from './helpers/client.js';
-import { ENDPOINT, mockEndpoint } from './helpers/endpoint.js';
+import { client, recordEvents, track } from './helpers/client.js';
+import { ENDPOINT, mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
 
-function recordAttempts(analytics: ReturnType<typeof client>): { requests: RequestEvent[]; responses: ResponseEvent[] } {
-  const requests: RequestEvent[] = [];
-  const responses: ResponseEvent[] = [];
-  analytics.on('request', (event) => requests.push(event));
-  analytics.on('response', (event) => responses.push(event));
-  return { requests, responses };
+function recordAttempts(analytics: ReturnType<typeof client>) {
+  return { requests: recordEvents(analytics, 'request'), responses: recordEvents(analytics, 'response') };
 }
 
 describe('request and response events', () => {
@@ -76,8 +69,7 @@ describe('failed event', () => {
   it('carries the messages of a batch given up, exactly as they were sent, and the error', async () => {
     const received = mockEndpoint(() => HttpResponse.json({ message: 'bad write key' }, { status: 401 }));
     const analytics = client();
-    const failed: FailedEvent[] = [];
-    analytics.on('failed', (event) => failed.push(event));
+    const failed = recordEvents(analytics, 'failed');
     analytics.track(track(1));
     analytics.identify({ userId: 'user-2', traits: { name: 'Zoë' } });
     await analytics.flush();
@@ -91,13 +83,9 @@ describe('failed event', () => {
 
   it('carries the messages in flight and still queued at the close() deadline', async () => {
     vi.useFakeTimers();
-    mockEndpoint(async () => {
-      await hang;
-      return HttpResponse.json({ success: true });
-    });
+    silentEndpoint();
     const analytics = client({ flushAt: 2, maxInFlight: 1 });
-    const failed: FailedEvent[] = [];
-    analytics.on('failed', (event) => failed.push(event));
+    const failed = recordEvents(analytics, 'failed');
     for (let n = 0; n < 5; n++) analytics.track({ ...track(n), messageId: `m-${n}` });
     const closing = analytics.close({ timeout: 1_000 });
     await vi.advanceTimersByTimeAsync(1_000);
