@@ -170,8 +170,9 @@ export class Analytics {
   }
 
   /**
-   * Sends what is queued, waits for it by `timeout`, then releases connections. Later calls are
-   * dropped (`drop` event, `ClosedError`). Idempotent: every call returns the same promise.
+   * Sends what is queued, waits for it by `timeout`, then releases connections and waits for the
+   * `deadLetter` file to be written. Later calls are dropped (`drop` event, `ClosedError`).
+   * Idempotent: every call returns the same promise.
    * Never rejects.
    * @returns the totals over the client's lifetime.
    * @throws {ConfigError} when `timeout` is not an integer >= 0.

@@ -12,7 +12,7 @@ export interface Logger {
   error(message: string): void;
 }
 
-export type LogLevel = keyof Logger;
+type LogLevel = keyof Logger;
 
 /** Clients created so far in this process: numbers them in their labels. */
 let clients = 0;

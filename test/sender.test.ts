@@ -81,6 +81,20 @@ describe('failed event', () => {
     await analytics.close();
   });
 
+  it('reads them from the body last sent: after a retry, and with gzip', async () => {
+    const received = mockEndpoint((_, index) => new HttpResponse(null, { status: index === 0 ? 503 : 400 }));
+    const analytics = client({ gzip: true, minRetryDelay: 1 });
+    const failed = recordEvents(analytics, 'failed');
+    analytics.track(track(1));
+    analytics.page({ userId: 'user-2', properties: { title: 'Ünïcode ✓' } });
+    await analytics.flush();
+
+    expect(received).toHaveLength(2);
+    expect(failed.map((event) => event.messages)).toEqual([received[1]!.body.batch]);
+    expect(failed[0]!.error).toMatchObject({ status: 400 });
+    await analytics.close();
+  });
+
   it('carries the messages in flight and still queued at the close() deadline', async () => {
     vi.useFakeTimers();
     silentEndpoint();
