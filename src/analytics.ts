@@ -234,7 +234,7 @@ export class Analytics {
     this.#queuedBytes += bytes;
     this.#held += 1;
     this.#accepted += 1;
-    if (this.#log.enabled) this.#log.debug('queued %s %s (%d queued)', type, built.message.messageId, this.#queue.length);
+    if (this.#log.debugEnabled) this.#log.debug('queued %s %s (%d queued)', type, built.message.messageId, this.#queue.length);
     if (this.#queue.length >= this.#options.flushAt || this.#queuedBytes + ENVELOPE_BYTES + this.#queue.length > LIMITS.batchBytes) {
       this.#pump();
     }

@@ -10,9 +10,16 @@ export interface Logger {
   info(message: string): void;
   warn(message: string): void;
   error(message: string): void;
+  /**
+   * pino's and winston's level check: when present, lines of a level it turns off are not even
+   * formatted (the `debug` line of every call would otherwise cost a format for nothing).
+   */
+  isLevelEnabled?(level: string): boolean;
 }
 
-type LogLevel = keyof Logger;
+/** The methods a {@link Logger} must have. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Clients created so far in this process: numbers them in their labels. */
 let clients = 0;
@@ -41,9 +48,9 @@ export class ClientLog {
     this.#logger = logger;
   }
 
-  /** Whether a line would go anywhere: callers skip building costly arguments when not. */
-  get enabled(): boolean {
-    return this.#logger !== undefined || log.enabled;
+  /** Whether a `debug` line would go anywhere: callers skip building costly arguments when not. */
+  get debugEnabled(): boolean {
+    return log.enabled || this.#wants('debug');
   }
 
   debug(template: string, ...args: unknown[]): void {
@@ -64,11 +71,20 @@ export class ClientLog {
 
   #write(level: LogLevel, template: string, args: unknown[]): void {
     if (log.enabled) log(`[%s] ${template}`, this.#label, ...args);
-    if (this.#logger === undefined) return;
+    if (!this.#wants(level)) return;
     try {
-      this.#logger[level](this.#prefix + format(template, ...args));
+      this.#logger![level](this.#prefix + format(template, ...args));
     } catch {
       // A broken logger must not turn a log line into a failure of the host.
+    }
+  }
+
+  #wants(level: LogLevel): boolean {
+    if (this.#logger === undefined) return false;
+    try {
+      return this.#logger.isLevelEnabled?.(level) ?? true;
+    } catch {
+      return true;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from './errors.js';
 import type { Integrations } from './integrations.js';
-import type { Logger } from './logger.js';
+import { LOG_LEVELS, type Logger } from './logger.js';
 import type { Message } from './message.js';
 
 /**
@@ -283,8 +283,6 @@ function optionalPath(name: string, value: unknown): string | undefined {
   }
   return value;
 }
-
-const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 function logger(value: unknown): Logger | undefined {
   if (value === undefined) return undefined;

@@ -10,7 +10,7 @@ import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
 
-type Line = [level: keyof Logger, text: string];
+type Line = [level: 'debug' | 'info' | 'warn' | 'error', text: string];
 
 function memoryLogger(): Logger & { lines: Line[] } {
   const lines: Line[] = [];
@@ -71,6 +71,17 @@ describe('logger', () => {
       createDebug.enable(previous);
     }
     expect(printed.find((line) => line.includes('queued track'))).toMatch(/analytics \[writ#\d+\] queued track/);
+  });
+
+  it("asks a pino or winston logger's isLevelEnabled, so that lines of a level it turns off are not even formatted", async () => {
+    mockEndpoint();
+    const logger = { ...memoryLogger(), isLevelEnabled: (level: string) => level !== 'debug' };
+    const analytics = client({ logger });
+    analytics.track(track(1));
+    await analytics.close();
+
+    expect(logger.lines.map(([level]) => level)).not.toContain('debug');
+    expect(logger.lines.map(([level]) => level)).toContain('info');
   });
 
   it('never lets a logger that throws break delivery', async () => {
