@@ -74,6 +74,13 @@ describe('WebhookDestination.deliver()', () => {
     expectTypeOf<Deliver>().toBeCallableWith({ type: 'track', userId: 'u' });
     expect(WebhookDestination).toBeTypeOf('function');
   });
+
+  it("on() accepts only the destination's event names", () => {
+    type On = WebhookDestination['on'];
+    expectTypeOf<On>().toBeCallableWith('delivered', () => {});
+    // @ts-expect-error no such event
+    expectTypeOf<On>().toBeCallableWith('deliverd', () => {});
+  });
 });
 
 afterAll(() => analytics.close());
