@@ -36,8 +36,9 @@ function orderCompleted(i, messageId) {
  * resolving with `{ delivered?, failed, dropped? }`, and `onDrop(client, fn)` where supported.
  */
 async function load(sdk) {
-  if (sdk === 'ours') {
-    const { Analytics } = await import(new URL('../dist/index.js', import.meta.url));
+  if (sdk === 'ours' || sdk === 'baseline') {
+    // The baseline is another checkout's build of this client (`--against`), driven the same way.
+    const { Analytics } = await import(config.dist ?? new URL('../dist/index.js', import.meta.url));
     return {
       create: (maxQueueSize) =>
         new Analytics(WRITE_KEY, {

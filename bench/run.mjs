@@ -7,8 +7,12 @@
 //                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
 //                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
 //                    [--run-timeout S (180, per SDK run)]
+//                    [--against DIR (throughput: compare with the batched-analytics built in DIR,
+//                     another checkout, instead of Segment; a regression check, same machine, same run)]
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 
@@ -26,6 +30,7 @@ const { values: args } = parseArgs({
     'outage-segment': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'run-timeout': { type: 'string', default: '180' },
+    against: { type: 'string' },
   },
 });
 
@@ -54,6 +59,15 @@ const SDKS = {
   ours: { label: `batched-analytics ${versionOf('../package.json')}` },
   segment: { label: `@segment/analytics-node ${versionOf('../node_modules/@segment/analytics-node/package.json')}` },
 };
+/** `--against DIR`: the other checkout's built client, run like ours, in place of Segment. */
+let baselineDist;
+if (args.against !== undefined) {
+  baselineDist = pathToFileURL(resolve(args.against, 'dist/index.js')).href;
+  if (!existsSync(new URL(baselineDist))) throw new Error(`Expected a built checkout in --against ${args.against}: run \`npx tsup\` there`);
+  SDKS.baseline = { label: `batched-analytics in ${args.against}` };
+}
+/** Who ours is measured against in the throughput scenario. */
+const RIVAL = baselineDist === undefined ? 'segment' : 'baseline';
 
 // ---------------------------------------------------------------- processes
 
@@ -113,6 +127,7 @@ async function throughputRun(sdk) {
     sink.expect(settings.events);
     const config = {
       sdk,
+      dist: sdk === 'baseline' ? baselineDist : undefined,
       scenario: 'throughput',
       url: sink.url,
       events: settings.events,
@@ -146,6 +161,9 @@ async function throughputRun(sdk) {
   }
 }
 
+/** Against another build of ours, a metric may be at most 5 % worse (`better`: which way is better). */
+const REGRESSION = { enqueue: 'higher', endToEnd: 'higher', cpu: 'lower', rss: 'lower' };
+
 const METRICS = [
   { key: 'enqueue', label: 'enqueue calls/s', short: 'enqueue/s', format: thousands, target: (r) => r >= 10, goal: '≥ 10×' },
   { key: 'endToEnd', label: 'end-to-end events/s', short: 'e2e/s', format: thousands, target: (r) => r >= 8, goal: '≥ 8×' },
@@ -165,15 +183,15 @@ async function throughput() {
       `${gzip ? ', gzip (ours only: Segment has no gzip option)' : ''}, ${rounds} interleaved rounds\n`,
   );
   console.log(`Ours runs with maxQueueSize = ${thousands(events)} (= the event count), so no call is dropped.\n`);
-  const runs = { ours: [], segment: [] };
+  const runs = { ours: [], [RIVAL]: [] };
   for (let round = 1; round <= rounds; round++) {
     // Alternate who goes first, so drift (thermal, page cache) does not favour one SDK.
-    const order = round % 2 === 1 ? ['ours', 'segment'] : ['segment', 'ours'];
+    const order = round % 2 === 1 ? ['ours', RIVAL] : [RIVAL, 'ours'];
     for (const sdk of order) {
       const result = await throughputRun(sdk);
       runs[sdk].push(result);
       console.log(
-        `round ${round} ${sdk.padEnd(7)} ` +
+        `round ${round} ${sdk.padEnd(8)} ` +
           METRICS.map((m) => `${m.short}=${m.format(result[m.key])}`).join(' ') +
           ` reported-failed=${result.failed} rss-sampled=${result.sampledRss.toFixed(0)}` +
           ` cpu-in-calls=${result.cpuCalls.toFixed(1)}` +
@@ -182,15 +200,19 @@ async function throughput() {
     }
   }
   const ours = medians(runs.ours);
-  const theirs = medians(runs.segment);
+  const theirs = medians(runs[RIVAL]);
   console.log(`\nMedians of ${rounds} runs:\n`);
-  console.log(`| metric | ${SDKS.ours.label} | ${SDKS.segment.label} | ours/theirs | target |`);
+  console.log(`| metric | ${SDKS.ours.label} | ${SDKS[RIVAL].label} | ours/theirs | target |`);
   console.log('|---|---:|---:|---:|---|');
   const misses = [];
   for (const m of METRICS) {
     const ratio = theirs[m.key] === 0 ? undefined : ours[m.key] / theirs[m.key];
     let target = '';
-    if (m.target && ratio !== undefined) {
+    if (RIVAL === 'baseline' && REGRESSION[m.key] && ratio !== undefined) {
+      const met = REGRESSION[m.key] === 'higher' ? ratio >= 0.95 : ratio <= 1.05;
+      target = `${REGRESSION[m.key] === 'higher' ? '≥ 0.95×' : '≤ 1.05×'} ${met ? 'met' : 'MISSED'}`;
+      if (!met) misses.push(m.label);
+    } else if (RIVAL === 'segment' && m.target && ratio !== undefined) {
       const met = m.target(ratio);
       target = `${m.goal} ${met ? 'met' : 'MISSED'}`;
       if (!met) misses.push(m.label);

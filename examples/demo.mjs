@@ -96,7 +96,9 @@ try {
   }
   const verified = received.filter((r) => r.verified).length;
   console.log(`verified:   ${verified} of ${expected} webhooks arrived with a valid signature`);
-  console.log('live page:  run `npx batched-analytics serve --config collector.json` and open its URL to watch events live');
+  console.log('next:       npx batched-analytics serve --config examples/collector.json   (then open its URL to watch events live)');
+  console.log('            WEBHOOK_SECRET=s3cret PORT=3000 node examples/webhook-receiver.mjs   (its webhook receiver)');
+  console.log('            WRITE_KEY=wk_example ANALYTICS_ENDPOINT=http://127.0.0.1:8088 node examples/script.mjs   (send to it)');
   ok = expected === 9 && verified === expected && received.length === expected;
 } catch (error) {
   console.error(`demo failed: ${error.message}\n${collectorLog}`);

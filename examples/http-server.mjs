@@ -1,12 +1,17 @@
 // An HTTP server that records a call per request. Calls return at once (no I/O on the request
-// path); batches go out in the background. SIGTERM drains the queue before exit.
+// path); batches go out in the background. SIGTERM drains the queue before exit, which is 1 when
+// a call was not delivered.
 //
-//   npm run build && node examples/http-server.mjs    then    curl -X POST localhost:3000/orders
+//   npm run build && WRITE_KEY=wk_example ANALYTICS_ENDPOINT=http://127.0.0.1:8088 PORT=3001 node examples/http-server.mjs
+//   then: curl -X POST localhost:3001/orders
 import http from 'node:http';
 import { Analytics } from 'batched-analytics';
+import { settingsFromEnv } from './settings.mjs';
 
-const analytics = new Analytics(process.env.WRITE_KEY ?? 'demo-write-key', {
-  endpoint: process.env.ANALYTICS_ENDPOINT ?? 'https://api.segment.io',
+const { writeKey, endpoint } = settingsFromEnv();
+const port = Number(process.env.PORT ?? 3001);
+const analytics = new Analytics(writeKey, {
+  endpoint,
   context: { app: { name: 'shop', version: '1.4.0' } },
 });
 analytics.on('error', (error) => console.error('analytics:', error.message));
@@ -26,10 +31,11 @@ const server = http.createServer((req, res) => {
   }
   res.writeHead(404).end();
 });
-server.listen(3000, () => console.log('listening on http://localhost:3000'));
+server.listen(port, () => console.log(`listening on http://localhost:${port}`));
 
 process.once('SIGTERM', async () => {
   server.close();
   const summary = await analytics.close({ timeout: 10_000 });
   console.log('analytics closed:', summary);
+  process.exitCode = summary.failed + summary.dropped > 0 ? 1 : 0;
 });

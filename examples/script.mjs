@@ -1,11 +1,13 @@
 // A short script: record a few calls and end. No flush() or close() is needed for delivery
-// (the pending flush timer holds the process until the batch is sent), but close() reports the outcome.
+// (the pending flush timer holds the process until the batch is sent), but close() reports the
+// outcome. Exits 1 when a call was not delivered.
 //
-//   npm run build && node examples/script.mjs http://127.0.0.1:8080
+//   npm run build && WRITE_KEY=wk_example ANALYTICS_ENDPOINT=http://127.0.0.1:8088 node examples/script.mjs
 import { Analytics } from 'batched-analytics';
+import { settingsFromEnv } from './settings.mjs';
 
-const endpoint = process.argv[2] ?? 'https://api.segment.io';
-const analytics = new Analytics(process.env.WRITE_KEY ?? 'demo-write-key', { endpoint });
+const { writeKey, endpoint } = settingsFromEnv();
+const analytics = new Analytics(writeKey, { endpoint });
 
 analytics.on('error', (error) => console.error('delivery failed:', error.message));
 
@@ -15,3 +17,4 @@ analytics.page({ userId: 'user-42', name: 'Checkout', properties: { path: '/chec
 
 const summary = await analytics.close({ timeout: 10_000 });
 console.log(summary); // { delivered: 3, failed: 0, dropped: 0 }
+process.exitCode = summary.failed + summary.dropped > 0 ? 1 : 0;

@@ -1,40 +1,27 @@
-import { setMaxListeners } from 'node:events';
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
-import { Agent, type Dispatcher } from 'undici';
-import { ENVELOPE_BYTES, type Entry, MessageStore, takeBatch, withSentAt } from './batch.js';
+import { ENVELOPE_BYTES, type Entry, MessageStore, messagesOf, takeBatch } from './batch.js';
+import { runBeforeSend } from './before-send.js';
+import { DeadLetterFile } from './dead-letter.js';
 import { Emitter } from './emitter.js';
 import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
-import {
-  AnalyticsError,
-  ClosedError,
-  CloseTimeoutError,
-  ConfigError,
-  DeliveryError,
-  NetworkError,
-  QueueFullError,
-} from './errors.js';
-import { log } from './log.js';
+import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError } from './errors.js';
+import { ClientLog, clientLabel } from './logger.js';
 import {
   type AliasParams,
-  buildMessage,
   type GroupParams,
   type IdentifyParams,
-  type Message,
   type MessageDefaults,
   type MessageType,
   type PageParams,
   type ParamsByType,
+  prepareMessage,
   type ScreenParams,
+  type SerializedMessage,
+  serializeMessage,
   type TrackParams,
 } from './message.js';
 import { describe, LIMITS, type Options, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from './queue.js';
-import { type RetryPolicy, withRetry } from './retry.js';
-import { post } from './transport.js';
-import { VERSION } from './version.js';
-
-const gzip = promisify(gzipCallback);
+import { BatchSender } from './sender.js';
 
 /** Options of `close()`. */
 export interface CloseOptions {
@@ -68,12 +55,11 @@ interface InFlight {
 export class Analytics {
   readonly #options: ResolvedOptions;
   readonly #defaults: MessageDefaults;
-  readonly #headers: Record<string, string>;
-  readonly #policy: RetryPolicy;
-  /** The client's own keep-alive agent; absent when the user supplied a dispatcher. */
-  readonly #agent: Agent | undefined;
-  readonly #dispatcher: Dispatcher | undefined;
-  readonly #events = new Emitter<AnalyticsEvents>();
+  readonly #log: ClientLog;
+  readonly #events: Emitter<AnalyticsEvents>;
+  readonly #sender: BatchSender;
+  /** Where undelivered messages are appended; absent without the `deadLetter` option. */
+  readonly #deadLetter: DeadLetterFile | undefined;
   readonly #queue = new Queue<Entry>();
   readonly #store = new MessageStore();
   #queuedBytes = 0;
@@ -93,7 +79,6 @@ export class Analytics {
   /** Calls are numbered by the `flush()` that will report them; outcomes are counted per number. */
   #epoch = 0;
   readonly #epochs = new Map<number, Summary>();
-  readonly #abort = new AbortController();
   #closing: Promise<Summary> | undefined;
   #closed = false;
 
@@ -105,18 +90,10 @@ export class Analytics {
     this.#options = resolveOptions(writeKey, options);
     const o = this.#options;
     this.#defaults = { context: o.context, integrations: o.integrations };
-    this.#headers = {
-      authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`,
-      'content-type': 'application/json',
-      'user-agent': `batched-analytics/${VERSION} (node ${process.version})`,
-      ...(o.gzip ? { 'content-encoding': 'gzip' } : {}),
-    };
-    this.#policy = { retries: o.maxRetries, minDelay: o.minRetryDelay, maxDelay: o.maxRetryDelay };
-    this.#agent = o.dispatcher || o.disable ? undefined : new Agent({ connections: o.maxInFlight, keepAliveTimeout: 4_000 });
-    this.#dispatcher = o.dispatcher ?? this.#agent;
-    // Each batch in flight listens to the close signal once (its request or its retry wait): raise
-    // Node's leak warning past that bound, not past its default of 10.
-    setMaxListeners(Math.max(10, o.maxInFlight + 1), this.#abort.signal);
+    this.#log = new ClientLog(clientLabel(writeKey), o.logger);
+    this.#events = new Emitter((type, error) => this.#log.error('a %s listener threw: %O', type, error));
+    this.#sender = new BatchSender(writeKey, o, this.#events, this.#log);
+    this.#deadLetter = o.deadLetter === undefined ? undefined : new DeadLetterFile(o.deadLetter, (error) => this.#report(error));
   }
 
   /** Records who a user is and their traits. */
@@ -150,8 +127,9 @@ export class Analytics {
   }
 
   /**
-   * Listens to `error` (a batch failed, or a callback threw), `flush` (a batch settled),
-   * `retry` (a batch will be resent) or `drop` (a call was refused).
+   * Listens to `error` (a batch failed, a callback or hook threw, the dead-letter file could not be
+   * written), `flush` (a batch settled), `failed` (a batch was given up, with its messages), `retry`
+   * (a batch will be resent), `request`/`response` (each HTTP attempt) or `drop` (a call was refused).
    * @returns a function that removes the listener.
    */
   on<K extends keyof AnalyticsEvents>(type: K, listener: (payload: AnalyticsEvents[K]) => void): () => void {
@@ -192,8 +170,9 @@ export class Analytics {
   }
 
   /**
-   * Sends what is queued, waits for it by `timeout`, then releases connections. Later calls are
-   * dropped (`drop` event, `ClosedError`). Idempotent: every call returns the same promise.
+   * Sends what is queued, waits for it by `timeout`, then releases connections and waits for the
+   * `deadLetter` file to be written. Later calls are dropped (`drop` event, `ClosedError`).
+   * Idempotent: every call returns the same promise.
    * Never rejects.
    * @returns the totals over the client's lifetime.
    * @throws {ConfigError} when `timeout` is not an integer >= 0.
@@ -208,15 +187,16 @@ export class Analytics {
   }
 
   async #close(timeout: number): Promise<Summary> {
-    log('closing: %d queued, %d batches in flight', this.#queue.length, this.#inFlight.length);
+    this.#log.info('closing: %d queued, %d batches in flight', this.#queue.length, this.#inFlight.length);
     this.#closed = true;
     this.#clearTimer();
     this.#wakeProducers();
     const deadline = setTimeout(() => this.#abortAll(new CloseTimeoutError(timeout)), timeout);
     await this.flush();
     clearTimeout(deadline);
-    if (this.#agent) await (this.#abort.signal.aborted ? this.#agent.destroy() : this.#agent.close());
-    log('closed: %o', this.#totals);
+    await this.#sender.close();
+    await this.#deadLetter?.flushed();
+    this.#log.info('closed: %o', this.#totals);
     return { ...this.#totals };
   }
 
@@ -224,17 +204,29 @@ export class Analytics {
     if (callback !== undefined && typeof callback !== 'function') {
       throw new ConfigError('callback', `Expected \`callback\` to be a function, got ${describe(callback)}`);
     }
-    const { message, json, bytes } = buildMessage(type, params, this.#defaults);
+    const message = prepareMessage(type, params, this.#defaults);
+    let built: SerializedMessage;
+    if (this.#options.beforeSend.length === 0) {
+      built = serializeMessage(message);
+    } else {
+      const outcome = runBeforeSend(this.#options.beforeSend, message);
+      if (!('kept' in outcome)) {
+        this.#drop({ reason: outcome.reason, error: outcome.error, message }, undefined, callback);
+        return;
+      }
+      built = outcome.kept;
+    }
+    const { json, bytes } = built;
     if (this.#options.disable) {
       if (callback) process.nextTick(callback);
       return;
     }
     if (this.#closed) {
-      this.#drop('closed', new ClosedError(), message, callback);
+      this.#drop({ reason: 'closed', error: new ClosedError(), message: built.message }, json, callback);
       return;
     }
     if (this.#held >= this.#options.maxQueueSize) {
-      this.#drop('queue-full', new QueueFullError(this.#options.maxQueueSize), message, callback);
+      this.#drop({ reason: 'queue-full', error: new QueueFullError(this.#options.maxQueueSize), message: built.message }, json, callback);
       return;
     }
     this.#store.add(json, bytes);
@@ -242,7 +234,7 @@ export class Analytics {
     this.#queuedBytes += bytes;
     this.#held += 1;
     this.#accepted += 1;
-    if (log.enabled) log('queued %s %s (%d queued)', type, message.messageId, this.#queue.length);
+    if (this.#log.debugEnabled) this.#log.debug('queued %s %s (%d queued)', type, built.message.messageId, this.#queue.length);
     if (this.#queue.length >= this.#options.flushAt || this.#queuedBytes + ENVELOPE_BYTES + this.#queue.length > LIMITS.batchBytes) {
       this.#pump();
     }
@@ -253,7 +245,7 @@ export class Analytics {
 
   readonly #onTimer = (): void => {
     this.#timer = undefined;
-    log('flushAfter (%d ms) elapsed', this.#options.flushAfter);
+    this.#log.debug('flushAfter (%d ms) elapsed', this.#options.flushAfter);
     this.#flushUpTo = this.#accepted;
     this.#pump();
   };
@@ -278,43 +270,27 @@ export class Analytics {
   async #deliver(batch: InFlight, body: Buffer): Promise<void> {
     const count = batch.entries.length;
     const bytes = body.length;
-    let attempts = 0;
-    let error: DeliveryError | undefined;
-    log('sending %d messages (%d bytes)', count, bytes);
-    try {
-      const status = await withRetry(
-        async (attempt) => {
-          attempts = attempt;
-          if (attempt > 1) body = withSentAt(body, new Date());
-          return post({
-            url: this.#options.url,
-            body: this.#options.gzip ? await gzip(body) : body,
-            headers: this.#headers,
-            timeout: this.#options.timeout,
-            signal: this.#abort.signal,
-            dispatcher: this.#dispatcher,
-            fetch: this.#options.fetch,
-          });
-        },
-        this.#policy,
-        {
-          signal: this.#abort.signal,
-          onRetry: ({ attempt, error: cause, delay }) => {
-            log('attempt %d of %d messages failed (%s); retrying in %d ms', attempt, count, cause.message, delay);
-            this.#events.emit('retry', { count, attempt, delay, error: cause });
-          },
-        },
-      );
-      log('delivered %d messages: status %d after %d attempt(s)', count, status, attempts);
-    } catch (cause) {
-      error = cause instanceof DeliveryError ? cause : new NetworkError(String(cause), cause);
-      log('failed to deliver %d messages after %d attempt(s): %s', count, attempts, error.message);
-    }
+    const { body: sent, attempts, error } = await this.#sender.send(body, count);
     this.#inFlight.splice(this.#inFlight.indexOf(batch), 1);
     this.#settle(batch.entries, error);
     this.#events.emit('flush', error ? { count, bytes, attempts, error } : { count, bytes, attempts });
-    if (error && !this.#events.emit('error', error)) log('no error listener for: %s', error.message);
+    if (error) {
+      this.#giveUp(batch.entries, sent, error);
+      this.#report(error);
+    }
     this.#pump();
+  }
+
+  /**
+   * Tells `failed` listeners and the dead-letter file which messages were given up. Their JSON is
+   * read back from the request body only here, on failure: the success path keeps no copy.
+   */
+  #giveUp(entries: readonly Entry[], body: Buffer, error: DeliveryError): void {
+    const observed = this.#events.has('failed');
+    if (!observed && this.#deadLetter === undefined) return;
+    const lines = messagesOf(body, entries);
+    if (observed) this.#events.emit('failed', { messages: lines.map((line) => JSON.parse(line)), error });
+    this.#deadLetter?.append(lines);
   }
 
   /** Records the fate of messages that left the queue, tells their callbacks, wakes `flush()`es. */
@@ -356,21 +332,34 @@ export class Analytics {
 
   /** The `close()` deadline: abort what is in flight and fail what never left the queue. */
   #abortAll(error: CloseTimeoutError): void {
-    log('close deadline: aborting %d batches, failing %d queued messages', this.#inFlight.length, this.#queue.length);
-    this.#abort.abort(error);
-    const entries = this.#queue.drain();
+    this.#log.warn('close deadline: aborting %d batches, failing %d queued messages', this.#inFlight.length, this.#queue.length);
+    this.#sender.abort(error);
+    if (this.#queue.length === 0) return;
+    while (this.#queue.length > 0) {
+      // Cut into bodies as if sent, so that `failed` and the dead-letter file read them like any batch.
+      const { entries, body } = takeBatch(this.#queue, this.#store, this.#queue.length, new Date());
+      this.#settle(entries, error);
+      this.#giveUp(entries, body, error);
+    }
     this.#store.clear();
     this.#queuedBytes = 0;
-    this.#settle(entries, error);
-    if (entries.length > 0 && !this.#events.emit('error', error)) log('no error listener for: %s', error.message);
+    this.#report(error);
   }
 
-  #drop(reason: DropEvent['reason'], error: QueueFullError | ClosedError, message: Message, callback?: Callback): void {
+  /** A refused call: counted, logged, told to `drop` listeners and its callback, and dead-lettered when it was valid. */
+  #drop(event: DropEvent, json: string | undefined, callback: Callback | undefined): void {
     this.#totals.dropped += 1;
     this.#count(this.#epoch).dropped += 1;
-    log('dropped %s %s: %s', message.type, message.messageId, error.message);
-    this.#events.emit('drop', { reason, error, message });
-    if (callback) this.#call(callback, error);
+    this.#log.warn('dropped %s %s: %s', event.message.type, event.message.messageId, event.error.message);
+    this.#events.emit('drop', event);
+    if (event.reason === 'before-send') this.#report(event.error);
+    if (json !== undefined) this.#deadLetter?.append([json]);
+    if (callback) this.#call(callback, event.error);
+  }
+
+  /** An `error` event; logged when nobody listens, so that no failure goes unseen. */
+  #report(error: AnalyticsError): void {
+    if (!this.#events.emit('error', error)) this.#log.error('no error listener for: %s', error.message);
   }
 
   #count(epoch: number): Summary {
@@ -386,8 +375,8 @@ export class Analytics {
     try {
       callback(error);
     } catch (thrown) {
-      log('a callback threw: %O', thrown);
-      this.#events.emit('error', new AnalyticsError('A message callback threw', { code: 'ERR_CALLBACK', cause: thrown }));
+      this.#log.error('a callback threw: %O', thrown);
+      this.#report(new AnalyticsError('A message callback threw', { code: 'ERR_CALLBACK', cause: thrown }));
     }
   }
 

@@ -120,6 +120,19 @@ export function takeBatch(
   return { entries, body };
 }
 
+/**
+ * The JSON of each message in a body that {@link takeBatch} built from `entries`, in order: cut
+ * from the bytes by the entries' sizes, exactly as sent.
+ */
+export function messagesOf(body: Buffer, entries: readonly Entry[]): string[] {
+  let at = HEAD.length;
+  return entries.map((entry) => {
+    const json = body.toString('utf8', at, at + entry.bytes);
+    at += entry.bytes + 1;
+    return json;
+  });
+}
+
 /** A copy of `body` with another `sentAt` (the attempt that sent the original may still hold it). */
 export function withSentAt(body: Buffer, sentAt: Date): Buffer {
   const head = body.subarray(0, body.lastIndexOf(TAIL) + TAIL.length);

@@ -136,6 +136,37 @@ export class ClosedError extends AnalyticsError {
   }
 }
 
+/** A `beforeSend` hook returned `null`: the message was dropped on purpose. */
+export class FilteredError extends AnalyticsError {
+  constructor(hook: number) {
+    super(`Dropped: beforeSend hook ${hook} returned null`, { code: 'ERR_FILTERED' });
+  }
+}
+
+/** A `beforeSend` hook threw or returned an invalid message; `cause` says what went wrong. */
+export class BeforeSendError extends AnalyticsError {
+  constructor(message: string, cause: unknown) {
+    super(message, { code: 'ERR_BEFORE_SEND', cause });
+  }
+}
+
+/** Undelivered messages could not be appended to the `deadLetter` file; `cause` is the file system's error. */
+export class DeadLetterError extends AnalyticsError {
+  /** The dead-letter file. */
+  readonly path: string;
+  /** Messages that were to be written and may be missing from the file. */
+  readonly count: number;
+
+  constructor(path: string, count: number, cause: unknown) {
+    super(`Could not write ${count} undelivered message(s) to ${path}: ${(cause as Error)?.message ?? String(cause)}`, {
+      code: 'ERR_DEAD_LETTER',
+      cause,
+    });
+    this.path = path;
+    this.count = count;
+  }
+}
+
 const CERTIFICATE_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'SELF_SIGNED_CERT_IN_CHAIN',

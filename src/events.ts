@@ -1,4 +1,4 @@
-import type { AnalyticsError, ClosedError, DeliveryError, QueueFullError } from './errors.js';
+import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, QueueFullError } from './errors.js';
 import type { Message } from './message.js';
 
 /** Called once per message: without an error once delivered, with one once it failed or was dropped. */
@@ -10,7 +10,7 @@ export interface Summary {
   delivered: number;
   /** Messages given up on: permanent errors, retries exhausted, or the `close()` deadline. */
   failed: number;
-  /** Calls refused: queue full, or made after `close()`. */
+  /** Calls refused: queue full, made after `close()`, or dropped by a `beforeSend` hook. */
   dropped: number;
 }
 
@@ -34,16 +34,58 @@ export interface RetryEvent {
 }
 
 /** Payload of the `drop` event: a call was refused and will never be sent. */
-export interface DropEvent {
-  reason: 'queue-full' | 'closed';
-  error: QueueFullError | ClosedError;
-  message: Message;
+export type DropEvent =
+  | {
+      reason: 'queue-full' | 'closed';
+      error: QueueFullError | ClosedError;
+      /** The message as it would have been sent. */
+      message: Message;
+    }
+  | {
+      /** A `beforeSend` hook returned `null` (`'filtered'`), or threw or returned an invalid message. */
+      reason: 'filtered' | 'before-send';
+      error: FilteredError | BeforeSendError;
+      /** The message as the hooks received it. */
+      message: Message;
+    };
+
+/** Payload of the `failed` event: a batch was given up on. */
+export interface FailedEvent {
+  /** The messages exactly as they were sent (or, at the `close()` deadline, would have been). */
+  messages: Message[];
+  error: DeliveryError;
 }
 
-/** Events of {@link Analytics}. */
-export interface AnalyticsEvents extends Record<string, unknown> {
+/** Payload of the `request` event: an HTTP attempt is about to be made. */
+export interface RequestEvent {
+  /** From 1; retries count up. */
+  attempt: number;
+  /** Messages in the batch. */
+  count: number;
+  /** Bytes of the request body as sent (compressed, with `gzip`). */
+  bytes: number;
+  url: string;
+}
+
+/** Payload of the `response` event: an HTTP attempt ended. */
+export interface ResponseEvent {
+  attempt: number;
+  count: number;
+  /** The HTTP status; absent when no response came (network error, timeout, abort). */
+  status?: number;
+  /** From the request's start to its outcome, in ms. */
+  durationMs: number;
+  /** Why the attempt failed; absent on a 2xx. */
+  error?: DeliveryError;
+}
+
+/** Events of {@link Analytics}: `on()` accepts these names only. */
+export interface AnalyticsEvents {
   error: AnalyticsError;
   flush: FlushEvent;
   retry: RetryEvent;
   drop: DropEvent;
+  failed: FailedEvent;
+  request: RequestEvent;
+  response: ResponseEvent;
 }

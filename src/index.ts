@@ -1,12 +1,25 @@
 export { Analytics } from './analytics.js';
 export type { CloseOptions } from './analytics.js';
-export type { AnalyticsEvents, Callback, DropEvent, FlushEvent, RetryEvent, Summary } from './events.js';
+export type {
+  AnalyticsEvents,
+  Callback,
+  DropEvent,
+  FailedEvent,
+  FlushEvent,
+  RequestEvent,
+  ResponseEvent,
+  RetryEvent,
+  Summary,
+} from './events.js';
 export {
   AnalyticsError,
+  BeforeSendError,
   ClosedError,
   CloseTimeoutError,
   ConfigError,
+  DeadLetterError,
   DeliveryError,
+  FilteredError,
   HttpError,
   MessageTooLargeError,
   NetworkError,
@@ -20,15 +33,19 @@ export { MESSAGE_TYPES, validateMessage } from './message.js';
 export type {
   AliasParams,
   BaseParams,
+  CommonParams,
   GroupParams,
   IdentifyParams,
+  Identity,
   JsonObject,
   Message,
+  MessageInput,
   MessageType,
   PageParams,
   ScreenParams,
   TrackParams,
 } from './message.js';
 export { DEFAULTS, LIMITS } from './options.js';
-export type { FetchLike, Options } from './options.js';
+export type { BeforeSend, FetchLike, Options } from './options.js';
+export type { Logger } from './logger.js';
 export { VERSION } from './version.js';

@@ -6,10 +6,8 @@ import { LIBRARY } from './version.js';
 /** A free-form JSON object: traits, properties, context. */
 export type JsonObject = Record<string, unknown>;
 
-/** Fields every call accepts. A `userId` or an `anonymousId` is required on all but alias. */
-export interface BaseParams {
-  userId?: string;
-  anonymousId?: string;
+/** Fields every call accepts, besides who it is about. */
+export interface CommonParams {
   /** Attributes of the call that are not of the user (ip, userAgent, locale ...). */
   context?: JsonObject;
   /** Destination selection: `{ All: false, Webhooks: true }`. */
@@ -20,29 +18,38 @@ export interface BaseParams {
   messageId?: string;
 }
 
-export interface IdentifyParams extends BaseParams {
+/**
+ * Who a call is about: a `userId`, an `anonymousId`, or both. A call with neither does not
+ * type-check (and throws a `ValidationError` at run time, for callers without types).
+ */
+export type Identity = { userId: string; anonymousId?: string } | { userId?: string; anonymousId: string };
+
+/** Fields every call but alias accepts: an {@link Identity} and the {@link CommonParams}. */
+export type BaseParams = CommonParams & Identity;
+
+export type IdentifyParams = BaseParams & {
   traits?: JsonObject;
-}
-export interface TrackParams extends BaseParams {
+};
+export type TrackParams = BaseParams & {
   event: string;
   properties?: JsonObject;
-}
-export interface PageParams extends BaseParams {
+};
+export type PageParams = BaseParams & {
   name?: string;
   category?: string;
   /** Recognised keys: url, title, referrer, path; others allowed. */
   properties?: JsonObject;
-}
-export interface ScreenParams extends BaseParams {
+};
+export type ScreenParams = BaseParams & {
   name?: string;
   category?: string;
   properties?: JsonObject;
-}
-export interface GroupParams extends BaseParams {
+};
+export type GroupParams = BaseParams & {
   groupId: string;
   traits?: JsonObject;
-}
-export interface AliasParams extends Omit<BaseParams, 'userId' | 'anonymousId'> {
+};
+export interface AliasParams extends CommonParams {
   userId: string;
   previousId: string;
 }
@@ -57,6 +64,9 @@ export interface ParamsByType {
   alias: AliasParams;
 }
 export type MessageType = keyof ParamsByType;
+
+/** A call's parameters with its `type`: what the webhooks destination accepts besides a full {@link Message}. */
+export type MessageInput = { [T in MessageType]: ParamsByType[T] & { type: T } }[MessageType];
 
 /** A message as sent on the wire (and as the collector and webhooks destination receive it). */
 export interface Message {
@@ -90,16 +100,19 @@ export const MESSAGE_TYPES: readonly MessageType[] = Object.freeze(['identify', 
 const TYPES: ReadonlySet<string> = new Set(MESSAGE_TYPES);
 
 /**
- * Validates a call, applies defaults and serialises it.
- * @throws {ValidationError} naming the first invalid field; nothing is built.
+ * Validates a call and applies defaults: the complete message, not yet serialised.
+ * @throws {ValidationError} naming the first invalid field.
+ */
+export function prepareMessage<T extends MessageType>(type: T, params: ParamsByType[T], defaults: MessageDefaults): Message {
+  return normalize(type, params, defaults);
+}
+
+/**
+ * Serialises a valid message once, for the request body.
+ * @throws {ValidationError} naming a field that cannot be serialised (a BigInt, a cycle).
  * @throws {MessageTooLargeError} when the JSON exceeds 32,000 bytes of UTF-8.
  */
-export function buildMessage<T extends MessageType>(
-  type: T,
-  params: ParamsByType[T],
-  defaults: MessageDefaults,
-): SerializedMessage {
-  const message = normalize(type, params, defaults);
+export function serializeMessage(message: Message): SerializedMessage {
   const json = serialize(message);
   const bytes = Buffer.byteLength(json);
   if (bytes > LIMITS.messageBytes) throw new MessageTooLargeError(bytes, LIMITS.messageBytes);
@@ -133,38 +146,98 @@ function normalize(
   defaults: MessageDefaults,
   addLibrary = true,
 ): Message {
-  if (!isPlainObject(params)) {
-    throw new ValidationError('params', `Expected the ${type} call's argument to be an object, got ${describe(params)}`);
+  // The copy becomes the message: getters and Proxy traps of the argument run here, once, and
+  // everything after reads plain data.
+  const p = copyOf(type, params) as CommonParams & { userId?: string; anonymousId?: string } & Record<string, unknown>;
+  if (typeof p.toJSON === 'function') {
+    // JSON.stringify would send what it returns in place of the message (issue 11).
+    throw new ValidationError('toJSON', `Expected the ${type} call's argument to have no \`toJSON\` method, got one`);
   }
-  const p = params as BaseParams & Record<string, unknown>;
   for (const field of STRING_FIELDS) {
     if (p[field] !== undefined && !nonEmptyString(p[field])) {
       throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string, got ${describe(p[field])}`);
     }
   }
   for (const field of OBJECT_FIELDS) {
-    if (p[field] !== undefined && !isPlainObject(p[field])) {
-      throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(p[field])}`);
-    }
+    if (p[field] !== undefined) plainObjectField(field, p[field]);
   }
   requireFields(type, p);
   if (p.integrations !== undefined) validateIntegrations(p.integrations);
 
-  const context = addLibrary ? { library: LIBRARY, ...defaults.context, ...p.context } : { ...p.context };
-  const integrations =
-    p.integrations === undefined ? defaults.integrations : { ...defaults.integrations, ...p.integrations };
-  // Object.assign, not `{ ...p, type, ... }`: V8 builds a new hidden class for every object made
-  // by a spread followed by more properties, which made a call ~3x slower (issue 3's profile).
-  // The spread stays for an own `__proto__` key (JSON.parse makes them), which assign would turn
-  // into a prototype.
-  const message = (Object.hasOwn(p, '__proto__') ? { ...p } : Object.assign({}, p)) as Message;
+  const message = p as Message;
   message.type = type;
   message.messageId = p.messageId ?? crypto.randomUUID();
   message.timestamp = timestampOf(p.timestamp);
-  message.context = context;
+  try {
+    message.context = addLibrary ? { library: LIBRARY, ...defaults.context, ...p.context } : { ...p.context };
+  } catch (error) {
+    throw unreadableError('context', error);
+  }
+  const integrations =
+    p.integrations === undefined ? defaults.integrations : { ...defaults.integrations, ...p.integrations };
   if (Object.keys(integrations).length > 0) message.integrations = integrations;
   else delete message.integrations;
   return message;
+}
+
+/**
+ * A copy of the call's argument holding its own enumerable fields as plain data.
+ * @throws {ValidationError} when it is not a plain object, or a getter or Proxy trap throws
+ * (naming the field it was reading).
+ */
+function copyOf(type: MessageType, params: unknown): Record<string, unknown> {
+  let plain: boolean;
+  try {
+    plain = isPlainObject(params);
+  } catch (error) {
+    throw unreadableError('params', error);
+  }
+  if (!plain) {
+    throw new ValidationError('params', `Expected the ${type} call's argument to be an object, got ${describe(params)}`);
+  }
+  const source = params as Record<string, unknown>;
+  try {
+    // Object.assign, not a spread followed by more properties: V8 builds a new hidden class for
+    // every such object, which made a call ~3x slower (issue 3's profile). The spread stays for an
+    // own `__proto__` key (JSON.parse makes them), which assign would turn into a prototype.
+    return Object.hasOwn(source, '__proto__') ? { ...source } : Object.assign({}, source);
+  } catch (error) {
+    throw unreadableError(unreadableKey(source), error);
+  }
+}
+
+/** Only once reading failed: the first key whose getter (or Proxy trap) throws. */
+function unreadableKey(source: Record<string, unknown>): string {
+  try {
+    for (const key of Object.keys(source)) {
+      try {
+        void source[key];
+      } catch {
+        return key;
+      }
+    }
+  } catch {
+    // The keys themselves cannot be listed (an `ownKeys` trap threw): the argument is at fault.
+  }
+  return 'params';
+}
+
+function unreadableError(field: string, error: unknown): ValidationError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new ValidationError(field, `Expected \`${field}\` to be readable, got an error reading it: ${reason}`, { cause: error });
+}
+
+function plainObjectField(field: string, value: unknown): void {
+  let plain: boolean;
+  let withToJSON = false;
+  try {
+    plain = isPlainObject(value);
+    withToJSON = plain && typeof (value as JsonObject).toJSON === 'function';
+  } catch (error) {
+    throw unreadableError(field, error);
+  }
+  if (!plain) throw new ValidationError(field, `Expected \`${field}\` to be a plain object, got ${describe(value)}`);
+  if (withToJSON) throw new ValidationError(field, `Expected \`${field}\` to have no \`toJSON\` method, got one`);
 }
 
 function requireFields(type: MessageType, p: Record<string, unknown>): void {
@@ -187,17 +260,16 @@ function requireString(p: Record<string, unknown>, field: string, call: string):
 }
 
 function validateIntegrations(integrations: unknown): void {
-  if (!isPlainObject(integrations)) {
-    throw new ValidationError('integrations', `Expected \`integrations\` to be a plain object, got ${describe(integrations)}`);
-  }
-  for (const key in integrations) {
-    const value = integrations[key];
-    if (typeof value !== 'boolean' && !isPlainObject(value)) {
-      throw new ValidationError(
-        `integrations.${key}`,
-        `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`,
-      );
+  plainObjectField('integrations', integrations);
+  try {
+    for (const [key, value] of Object.entries(integrations as Record<string, unknown>)) {
+      if (typeof value !== 'boolean' && !isPlainObject(value)) {
+        throw new ValidationError(`integrations.${key}`, `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`);
+      }
     }
+  } catch (error) {
+    // A getter or Proxy trap of the map threw while it was read.
+    throw error instanceof ValidationError ? error : unreadableError('integrations', error);
   }
 }
 

@@ -1,6 +1,14 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from './errors.js';
 import type { Integrations } from './integrations.js';
+import { LOG_LEVELS, type Logger } from './logger.js';
+import type { Message } from './message.js';
+
+/**
+ * Sees every message at the call, complete as it would be sent, before it is serialised: returns
+ * it (changed or not) to keep it, or `null` to drop it.
+ */
+export type BeforeSend = (message: Message) => Message | null;
 
 /** A fetch-compatible function; see {@link Options.fetch}. */
 export type FetchLike = (input: string, init: RequestInit & { dispatcher?: Dispatcher }) => Promise<Response>;
@@ -88,6 +96,29 @@ export interface Options {
    * @default false
    */
   disable?: boolean;
+  /**
+   * Hooks run in order at each call on the complete message (after validation and defaults, before
+   * serialisation and the size check) to enrich, scrub or drop it. What a hook returns is validated
+   * like a call; `null` drops the message (`drop` event, reason `'filtered'`). A hook that throws or
+   * returns an invalid message never throws at the call: the message is dropped (reason
+   * `'before-send'`) and the error reported.
+   * @default []
+   */
+  beforeSend?: BeforeSend | readonly BeforeSend[];
+  /**
+   * A file every message finally not delivered is appended to, one JSON line each, exactly as it
+   * would have been sent (same `messageId` and `timestamp`): failed batches, and calls dropped for a
+   * full queue, after `close()` or at its deadline. Not the ones `beforeSend` dropped.
+   * `batched-analytics import FILE` sends it again. `close()` resolves once the file is written.
+   * @default undefined (none)
+   */
+  deadLetter?: string;
+  /**
+   * Also send the library's log lines to this logger (`console`, pino, winston): retries at `warn`,
+   * batches given up at `error`, queueing at `debug`. `DEBUG=analytics` works with or without it.
+   * @default undefined (only `DEBUG=analytics`)
+   */
+  logger?: Logger;
 }
 
 /** Options after defaults and aliases are applied. */
@@ -108,6 +139,9 @@ export interface ResolvedOptions {
   readonly dispatcher: Dispatcher | undefined;
   readonly fetch: FetchLike | undefined;
   readonly disable: boolean;
+  readonly beforeSend: readonly BeforeSend[];
+  readonly deadLetter: string | undefined;
+  readonly logger: Logger | undefined;
 }
 
 /** Defaults, declared once. */
@@ -174,6 +208,9 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     dispatcher: input.dispatcher,
     fetch: optionalFunction('fetch', input.fetch),
     disable: boolean('disable', input.disable ?? DEFAULTS.disable),
+    beforeSend: hooks(input.beforeSend),
+    deadLetter: optionalPath('deadLetter', input.deadLetter),
+    logger: logger(input.logger),
   });
 }
 
@@ -226,6 +263,37 @@ export function optionalFunction<T>(name: string, value: T): T {
     throw new ConfigError(name, `Expected \`${name}\` to be a function, got ${describe(value)}`);
   }
   return value;
+}
+
+function hooks(value: unknown): readonly BeforeSend[] {
+  if (value === undefined) return [];
+  const list = Array.isArray(value) ? value : [value];
+  list.forEach((hook, index) => {
+    const name = Array.isArray(value) ? `beforeSend[${index}]` : 'beforeSend';
+    if (typeof hook !== 'function') {
+      throw new ConfigError(name, `Expected \`${name}\` to be a function, got ${describe(hook)}`);
+    }
+  });
+  return Object.freeze([...list]) as readonly BeforeSend[];
+}
+
+function optionalPath(name: string, value: unknown): string | undefined {
+  if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+    throw new ConfigError(name, `Expected \`${name}\` to be a non-empty file path, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function logger(value: unknown): Logger | undefined {
+  if (value === undefined) return undefined;
+  const missing = LOG_LEVELS.filter((level) => typeof (value as Record<string, unknown> | null)?.[level] !== 'function');
+  if (missing.length > 0) {
+    throw new ConfigError(
+      'logger',
+      `Expected \`logger\` to have debug, info, warn and error methods, got ${describe(value)} without ${missing.join(', ')}`,
+    );
+  }
+  return value as Logger;
 }
 
 /** `value` as a URL when it is a string holding an absolute http or https URL; else undefined. */

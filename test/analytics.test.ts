@@ -1,30 +1,21 @@
 import { delay, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  Analytics,
   ClosedError,
   CloseTimeoutError,
   type DropEvent,
   HttpError,
   NetworkError,
-  type Options,
   QueueFullError,
   type RetryEvent,
   TimeoutError,
 } from '../src/index.js';
-import { ENDPOINT, gatedEndpoint, messageIds, mockEndpoint, viaGlobalFetch } from './helpers/endpoint.js';
+import { client, track } from './helpers/client.js';
+import { gatedEndpoint, hang, messageIds, mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
 import { useMockServer } from './helpers/msw-lifecycle.js';
 
 useMockServer();
 
-function client(options: Options = {}): Analytics {
-  return new Analytics('write-key', { endpoint: ENDPOINT, fetch: viaGlobalFetch, ...options });
-}
-
-/** A response that never comes; unlike msw's delay('infinite') it leaves no timer behind. */
-const hang = new Promise<never>(() => {});
-
-const track = (n: number) => ({ userId: `user-${n}`, event: 'Order Completed', properties: { n } });
 
 describe('batching', () => {
   it('sends a batch as soon as flushAt messages are queued', async () => {
@@ -415,10 +406,7 @@ describe('close()', () => {
 
   it('resolves by its deadline when the endpoint never answers, reporting what was not delivered', async () => {
     vi.useFakeTimers();
-    mockEndpoint(async () => {
-      await hang;
-      return HttpResponse.json({ success: true });
-    });
+    silentEndpoint();
     const analytics = client({ flushAt: 2, maxInFlight: 1 });
     const callback = vi.fn();
     for (let n = 0; n < 5; n++) analytics.track(track(n), callback);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../src/index.js';
-import { buildMessage, type MessageType } from '../src/message.js';
+import { Analytics, AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../src/index.js';
+import { type MessageType, prepareMessage, serializeMessage } from '../src/message.js';
 
 const defaults = { context: {}, integrations: {} };
-const build = (type: MessageType, params: unknown) => buildMessage(type, params as never, defaults);
+const build = (type: MessageType, params: unknown) => serializeMessage(prepareMessage(type, params as never, defaults));
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {
@@ -94,5 +94,32 @@ describe('validateMessage (incoming messages)', () => {
   it('names the type when it is unknown', () => {
     expect(fieldOf(() => validateMessage({ type: 'delete', userId: 'u' }))).toBe('type');
     expect(fieldOf(() => validateMessage('track'))).toBe('message');
+  });
+});
+
+describe('hostile call arguments (issue 11)', () => {
+  const analytics = new Analytics('write-key', { disable: true });
+  const thrower = () => {
+    throw new Error('getter blew up');
+  };
+
+  it.each([
+    ['a toJSON that returns undefined', { userId: 'u', event: 'E', toJSON: () => undefined }, 'toJSON'],
+    ['a toJSON that returns a string', { userId: 'u', event: 'E', toJSON: () => 'oops' }, 'toJSON'],
+    ['a toJSON inside properties', { userId: 'u', event: 'E', properties: { toJSON: () => 'oops' } }, 'properties'],
+    ['a throwing getter at the top level', Object.defineProperty({ userId: 'u' }, 'event', { get: thrower, enumerable: true }), 'event'],
+    ['a throwing getter inside context', { userId: 'u', event: 'E', context: Object.defineProperty({}, 'ip', { get: thrower, enumerable: true }) }, 'context'],
+    ['a Proxy whose get trap throws', new Proxy({ userId: 'u', event: 'E' }, { get: thrower }), 'userId'],
+    ['a Proxy whose ownKeys trap throws', new Proxy({ userId: 'u', event: 'E' }, { ownKeys: thrower }), 'params'],
+    ['a Proxy whose getPrototypeOf trap throws', new Proxy({ userId: 'u', event: 'E' }, { getPrototypeOf: thrower }), 'params'],
+    ['a Proxy whose ownKeys trap throws inside integrations', { userId: 'u', event: 'E', integrations: new Proxy({}, { ownKeys: thrower }) }, 'integrations'],
+    ['a Proxy inside properties', { userId: 'u', event: 'E', properties: new Proxy({}, { getPrototypeOf: thrower }) }, 'properties'],
+  ])('%s is a ValidationError naming the field, never a raw error', (_, params, field) => {
+    expect(fieldOf(() => analytics.track(params as never))).toBe(field);
+  });
+
+  it('keeps the thrown error as the cause', () => {
+    const params = Object.defineProperty({ userId: 'u' }, 'event', { get: thrower, enumerable: true });
+    expect(() => analytics.track(params as never)).toThrow(expect.objectContaining({ cause: expect.objectContaining({ message: 'getter blew up' }) }));
   });
 });

@@ -80,12 +80,13 @@ describe('process lifetime', () => {
     expect(elapsed).toBeLessThan(3_000);
   });
 
-  it('DEBUG=analytics logs queueing, sending and delivery; nothing is printed without it', async () => {
+  it('DEBUG=analytics logs queueing, sending and delivery, each line naming the client; nothing is printed without it', async () => {
     server = await startLoopback();
     const debug = await run(process.execPath, [script, server.url, '50'], { env: { ...process.env, DEBUG: 'analytics' } });
-    expect(debug.stderr).toMatch(/analytics queued track/);
-    expect(debug.stderr).toMatch(/analytics sending 3 messages/);
-    expect(debug.stderr).toMatch(/analytics delivered 3 messages: status 200/);
+    // The client's label: the write key's first four characters and its number in the process.
+    expect(debug.stderr).toMatch(/analytics \[wk#1\] queued track/);
+    expect(debug.stderr).toMatch(/analytics \[wk#1\] sending 3 messages/);
+    expect(debug.stderr).toMatch(/analytics \[wk#1\] delivered 3 messages: status 200/);
 
     const quiet = await run(process.execPath, [script, server.url, '50'], { env: { ...process.env, DEBUG: '' } });
     expect(quiet.stderr).toBe('');

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import { type JsonObject, type Message, timestampOf, validateMessage } from '../message.js';
+import { type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../message.js';
 import { describe, isPlainObject } from '../options.js';
 
 /** The `type` of a webhook notification (spec §6). */
@@ -16,7 +16,7 @@ export interface DeleteNotification {
 }
 
 /** What {@link toWebhookBody} and `WebhookDestination.deliver()` accept. */
-export type WebhookInput = Message | DeleteNotification;
+export type WebhookInput = Message | MessageInput | DeleteNotification;
 
 interface VersionedBody {
   version: 1;

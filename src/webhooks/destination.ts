@@ -77,7 +77,7 @@ export interface WebhookFailedEvent {
 }
 
 /** Events of {@link WebhookDestination}. */
-export interface WebhookEvents extends Record<string, unknown> {
+export interface WebhookEvents {
   attempt: WebhookAttemptEvent;
   retry: WebhookRetryEvent;
   delivered: WebhookDeliveredEvent;

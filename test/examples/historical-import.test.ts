@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { importFile } from '../../examples/historical-import.js';
-import { Analytics } from '../../src/index.js';
+import { importFile } from '../../examples/historical-import.mjs';
+// The example imports the built package, so the client it is given must be that one too.
+import { Analytics } from 'batched-analytics';
 import { type Sink, startSink } from '../helpers/sink.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/import.ndjson', import.meta.url));
@@ -13,7 +14,7 @@ afterEach(async () => {
   sink = undefined;
 });
 
-describe('examples/historical-import.ts', () => {
+describe('examples/historical-import.mjs', () => {
   it('replays examples/import.ndjson through a small queue without dropping, timestamps kept', async () => {
     sink = await startSink({ delay: 2 });
     const analytics = new Analytics('KEY', { endpoint: sink.url, flushAt: 2, maxQueueSize: 4 });

@@ -1,8 +1,12 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWebhookReceiver } from '../../examples/webhook-receiver.js';
+import { createWebhookReceiver } from '../../examples/webhook-receiver.mjs';
 import { type Message, signBody, type WebhookBody, WebhookDestination, type WebhookError } from '../../src/webhooks/index.js';
 
 const secret = 's3cret';
@@ -52,5 +56,31 @@ describe('examples/webhook-receiver', () => {
     await res.body.dump();
     expect(res.statusCode).toBe(401);
     expect(received).toEqual([]);
+  });
+});
+
+describe('node examples/webhook-receiver.mjs', () => {
+  const script = fileURLToPath(new URL('../../examples/webhook-receiver.mjs', import.meta.url));
+
+  it('runs with its documented command and prints each verified body', async () => {
+    const child = spawn(process.execPath, [script], { env: { ...process.env, WEBHOOK_SECRET: secret, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    cleanup.push(async () => {
+      child.kill();
+      await once(child, 'exit');
+    });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const url = /on (http:\S+)$/.exec((await lines.next()).value as string)![1]!;
+    expect(await destination(url, secret).deliver(identify)).toEqual({ delivered: true, attempts: 1 });
+    expect(JSON.parse((await lines.next()).value as string)).toMatchObject({ type: 'identify', userId: 'u1' });
+  });
+
+  it('prints one line and exits 2 without WEBHOOK_SECRET', async () => {
+    const { WEBHOOK_SECRET: _, ...env } = process.env;
+    const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });

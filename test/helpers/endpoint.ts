@@ -43,6 +43,17 @@ export function messageIds(received: Received[]): string[] {
   return received.flatMap((r) => r.body.batch.map((m) => m.messageId as string));
 }
 
+/** A response that never comes; unlike msw's delay('infinite') it leaves no timer behind. */
+export const hang = new Promise<never>(() => {});
+
+/** An endpoint that receives every request and never answers (only a timeout or abort ends one). */
+export function silentEndpoint(): Received[] {
+  return mockEndpoint(async () => {
+    await hang;
+    return HttpResponse.json({ success: true });
+  });
+}
+
 /** An endpoint that holds every response until `release()` is called. */
 export function gatedEndpoint(): { received: Received[]; release: () => void } {
   let release!: () => void;

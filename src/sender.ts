@@ -1,0 +1,133 @@
+import { setMaxListeners } from 'node:events';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
+import { Agent, type Dispatcher } from 'undici';
+import { withSentAt } from './batch.js';
+import type { Emitter } from './emitter.js';
+import { DeliveryError, HttpError, NetworkError } from './errors.js';
+import type { AnalyticsEvents } from './events.js';
+import type { ClientLog } from './logger.js';
+import type { ResolvedOptions } from './options.js';
+import { type RetryPolicy, withRetry } from './retry.js';
+import { post } from './transport.js';
+import { VERSION } from './version.js';
+
+const gzip = promisify(gzipCallback);
+
+/** How one batch ended: the body last sent (its `sentAt` renewed by retries) and the final error, if any. */
+export interface SendOutcome {
+  body: Buffer;
+  attempts: number;
+  error?: DeliveryError;
+}
+
+/**
+ * Sends request bodies to the endpoint with retries, over the client's own keep-alive agent (or
+ * the user's dispatcher), and reports each attempt (`request`, `response`, `retry` events and log
+ * lines). One abort signal ends every attempt and retry wait: the `close()` deadline.
+ */
+export class BatchSender {
+  readonly #options: ResolvedOptions;
+  readonly #headers: Record<string, string>;
+  readonly #policy: RetryPolicy;
+  /** The client's own agent; absent when the user supplied a dispatcher. */
+  readonly #agent: Agent | undefined;
+  readonly #dispatcher: Dispatcher | undefined;
+  readonly #abort = new AbortController();
+  readonly #events: Emitter<AnalyticsEvents>;
+  readonly #log: ClientLog;
+
+  /** @param writeKey sent as the basic-auth user. */
+  constructor(writeKey: string, options: ResolvedOptions, events: Emitter<AnalyticsEvents>, log: ClientLog) {
+    this.#options = options;
+    this.#events = events;
+    this.#log = log;
+    this.#headers = {
+      authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`,
+      'content-type': 'application/json',
+      'user-agent': `batched-analytics/${VERSION} (node ${process.version})`,
+      ...(options.gzip ? { 'content-encoding': 'gzip' } : {}),
+    };
+    this.#policy = { retries: options.maxRetries, minDelay: options.minRetryDelay, maxDelay: options.maxRetryDelay };
+    this.#agent =
+      options.dispatcher || options.disable ? undefined : new Agent({ connections: options.maxInFlight, keepAliveTimeout: 4_000 });
+    this.#dispatcher = options.dispatcher ?? this.#agent;
+    // Each batch in flight listens to the abort signal once (its request or its retry wait): raise
+    // Node's leak warning past that bound, not past its default of 10.
+    setMaxListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);
+  }
+
+  /** Sends one body of `count` messages, retrying within the policy. Never rejects. */
+  async send(body: Buffer, count: number): Promise<SendOutcome> {
+    const { url } = this.#options;
+    const signal = this.#abort.signal;
+    let attempts = 0;
+    this.#log.debug('sending %d messages (%d bytes)', count, body.length);
+    try {
+      const status = await withRetry(
+        async (attempt) => {
+          attempts = attempt;
+          if (attempt > 1) body = withSentAt(body, new Date());
+          const sent = this.#options.gzip ? await gzip(body) : body;
+          // Payloads and clock reads only for listeners: the common case pays one lookup.
+          const observed = this.#events.has('response');
+          if (this.#events.has('request')) this.#events.emit('request', { attempt, count, bytes: sent.length, url });
+          const started = observed ? performance.now() : 0;
+          try {
+            const status = await post({
+              url,
+              body: sent,
+              headers: this.#headers,
+              timeout: this.#options.timeout,
+              signal,
+              dispatcher: this.#dispatcher,
+              fetch: this.#options.fetch,
+            });
+            if (observed) this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started });
+            return status;
+          } catch (error) {
+            if (observed) {
+              const failure = asDeliveryError(error);
+              const status = failure instanceof HttpError ? failure.status : undefined;
+              this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started, error: failure });
+            }
+            throw error;
+          }
+        },
+        this.#policy,
+        {
+          signal,
+          onRetry: ({ attempt, error, delay }) => {
+            this.#log.warn('attempt %d of %d messages failed (%s); retrying in %d ms', attempt, count, error.message, delay);
+            this.#events.emit('retry', { count, attempt, delay, error });
+          },
+        },
+      );
+      this.#log.debug('delivered %d messages: status %d after %d attempt(s)', count, status, attempts);
+      return { body, attempts };
+    } catch (cause) {
+      const error = asDeliveryError(cause);
+      this.#log.error('gave up on %d messages after %d attempt(s): %s', count, attempts, error.message);
+      return { body, attempts, error };
+    }
+  }
+
+  /** Whether {@link abort} was called. */
+  get aborted(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  /** Ends every attempt and retry wait in progress with `reason` (the `close()` deadline). */
+  abort(reason: DeliveryError): void {
+    this.#abort.abort(reason);
+  }
+
+  /** Releases the client's own connections: gracefully, or at once after an abort. */
+  async close(): Promise<void> {
+    if (this.#agent) await (this.aborted ? this.#agent.destroy() : this.#agent.close());
+  }
+}
+
+function asDeliveryError(error: unknown): DeliveryError {
+  return error instanceof DeliveryError ? error : new NetworkError(String(error), error);
+}
