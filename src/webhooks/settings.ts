@@ -170,7 +170,7 @@ function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   if (parsed.username !== '' || parsed.password !== '') {
     throw new ConfigError(
       `${name}.url`,
-      `Expected \`${name}.url\` to have no user name or password; send them as \`${name}.headers.Authorization\` ("Basic " and base64 of "user:password")`,
+      `Expected \`${name}.url\` to have no user name or password (they would not be sent); put an \`Authorization\` header in its \`headers\` instead`,
     );
   }
   const headers = { ...resolveHeaders(webhook.headers ?? {}, `${name}.headers`), 'user-agent': USER_AGENT, 'content-type': 'application/json' };

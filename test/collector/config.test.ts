@@ -59,6 +59,11 @@ describe('parseConfig', () => {
       'sources[0].destinations.Webhooks.secret',
       'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, got `secret`',
     ],
+    [
+      { sources: [source({ destinations: { Webhooks: hook('http://user:pass@x.test/in') } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].url',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].url` to have no user name or password (they would not be sent); put an `Authorization` header in its `headers` instead',
+    ],
     [{ sources: [source()], delivery: { timeout: 0 } }, 'delivery.timeout', 'Expected `delivery.timeout` to be an integer >= 1, got `0` (number)'],
     [
       { sources: [source()], delivery: { minRetryDelay: 10, maxRetryDelay: 5 } },
