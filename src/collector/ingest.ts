@@ -91,17 +91,20 @@ function message(input: unknown, path: string | undefined): Message {
 
 /**
  * The path of the first value nested deeper than {@link MAX_DEPTH}, found without recursion (the
- * point is not to overflow the stack), shortened to its first levels; undefined when none is.
+ * point is not to overflow the stack), named down to its fourth level; undefined when none is.
  */
 function tooDeep(root: unknown): string | undefined {
+  if (root === null || typeof root !== 'object') return undefined;
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 1, path: '' }];
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
     if (depth > MAX_DEPTH) return path;
-    for (const [key, child] of Object.entries(value)) {
+    const array = Array.isArray(value);
+    for (const key in value as Record<string, unknown>) {
+      const child = (value as Record<string, unknown>)[key];
+      if (child === null || typeof child !== 'object') continue;
       // Only the first levels are named: a path 100,000 keys long is no help in an error message.
-      const next = depth <= 3 ? (Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`) : path;
+      const next = depth > 3 ? path : array ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
       stack.push({ value: child, depth: depth + 1, path: next });
     }
   }

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { Emitter } from '../emitter.js';
 import { ClosedError, DeliveryError, HttpError, NetworkError } from '../errors.js';
@@ -111,14 +110,23 @@ type Accepted = WebhookDeliveredEvent['accepted'][number];
 type Rejected = { index: number; url: string; error: Error };
 type Outcome = Accepted | Rejected;
 
-/** One delivery's state while it is being sent. */
-interface Attempt {
+/** One delivery while it is being sent, and while requests it started still run. */
+interface Sending {
   id: string;
   messageId: string;
   type: WebhookType;
-  attempt: number;
   payload: Buffer;
   signature: Record<string, string>;
+  /** Aborted by `close()`; the delivery's own, so that no signal has a listener per delivery. */
+  abort: AbortController;
+  /** Requests still running, some perhaps after the delivery settled. */
+  requests: number;
+  settled: boolean;
+}
+
+/** One attempt of a delivery. */
+interface Attempt extends Sending {
+  attempt: number;
 }
 
 /**
@@ -145,12 +153,19 @@ export class WebhookDestination {
   readonly #config: ResolvedWebhookConfig;
   readonly #policy: RetryPolicy;
   readonly #lanes: readonly UrlLane[];
+  /** Each URL as logs show it (no credentials or query), parsed once rather than per request. */
+  readonly #shown: readonly string[];
   /** The destination's own agent; absent when the user supplied a dispatcher. */
   readonly #agent: Agent | undefined;
   readonly #dispatcher: Dispatcher | undefined;
   readonly #events = new Emitter<WebhookEvents>();
-  /** Aborts every request and retry wait in progress once `close()` is called. */
-  readonly #abort = new AbortController();
+  /**
+   * The abort controllers of deliveries (and of their requests still running), which `close()`
+   * aborts. One per delivery, not one shared signal: `addEventListener` looks through every
+   * listener a signal has, so thousands of deliveries listening to one signal cost O(n²).
+   */
+  readonly #sending = new Set<AbortController>();
+  #closed: ClosedError | undefined;
   /** Deliveries not yet settled, and requests still running after theirs settled: `close()` waits for both. */
   readonly #pending = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
@@ -169,6 +184,7 @@ export class WebhookDestination {
       maxCooldown: config.maxRetryDelay,
     };
     this.#lanes = config.webhooks.map((_, index) => new UrlLane(index, limits));
+    this.#shown = config.webhooks.map(({ url }) => displayUrl(url));
     // rejectUnauthorized is explicit so that NODE_TLS_REJECT_UNAUTHORIZED=0 cannot switch
     // verification off. A socket for every request a lane allows: two URLs on one origin (paths
     // of one host) must not queue in the pool behind each other's slow requests.
@@ -176,9 +192,6 @@ export class WebhookDestination {
       ? undefined
       : new Agent({ connect: { rejectUnauthorized: true }, connections: config.maxRequestsPerUrl * mostPerOrigin(config), keepAliveTimeout: 4_000 });
     this.#dispatcher = config.dispatcher ?? this.#agent;
-    // Every request, slot wait and retry wait in progress listens to this one signal, and
-    // deliveries are not capped in number: without this, the 11th would print a leak warning.
-    setMaxListeners(0, this.#abort.signal);
   }
 
   /**
@@ -199,7 +212,7 @@ export class WebhookDestination {
    */
   deliverPrepared(prepared: PreparedWebhook, options: Pick<DeliverOptions, 'id'> = {}): Promise<WebhookDeliveryResult> {
     const id = options.id ?? prepared.messageId;
-    if (this.#abort.signal.aborted) return Promise.resolve(this.#fail(id, prepared.messageId, 0, this.#abort.signal.reason));
+    if (this.#closed) return Promise.resolve(this.#fail(id, prepared.messageId, 0, this.#closed));
     return this.#track(this.#send(id, prepared));
   }
 
@@ -224,7 +237,8 @@ export class WebhookDestination {
 
   async #close(): Promise<void> {
     log('webhooks: closing with %d deliveries and requests pending', this.#pending.size);
-    this.#abort.abort(new ClosedError('Not delivered: the webhook destination was closed first'));
+    this.#closed = new ClosedError('Not delivered: the webhook destination was closed first');
+    for (const controller of this.#sending) controller.abort(this.#closed);
     await Promise.all(this.#pending);
     await this.#agent?.close();
   }
@@ -241,6 +255,8 @@ export class WebhookDestination {
     const payload = Buffer.from(body);
     // Signed once over the very bytes every receiver gets, on every attempt.
     const signature: Record<string, string> = sharedSecret === undefined ? {} : { [SIGNATURE_HEADER]: signBody(payload, sharedSecret) };
+    const sending: Sending = { id, messageId, type, payload, signature, abort: new AbortController(), requests: 0, settled: false };
+    this.#sending.add(sending.abort);
     const latest = new Map<number, WebhookFailure>();
     let targets = webhooks.map((_, index) => index);
     let attempts = 0;
@@ -249,7 +265,7 @@ export class WebhookDestination {
       const accepted = await withRetry(
         async (attempt) => {
           attempts = attempt;
-          const result = await this.#attempt({ id, messageId, type, attempt, payload, signature }, targets);
+          const result = await this.#attempt({ ...sending, attempt }, sending, targets);
           if (!Array.isArray(result)) return result;
           for (const failure of result) latest.set(failure.index, failure);
           targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
@@ -257,7 +273,7 @@ export class WebhookDestination {
         },
         { ...this.#policy, maxRetryTime: Math.max(0, receivedAt + this.#config.retryWindow - Date.now()) },
         {
-          signal: this.#abort.signal,
+          signal: sending.abort.signal,
           onRetry: ({ attempt, delay, error }) => {
             const urls = targets.map((index) => webhooks[index]!.url);
             log('webhooks: %s attempt %d failed; retrying %d URL(s) in %d ms', id, attempt, urls.length, delay);
@@ -270,7 +286,15 @@ export class WebhookDestination {
       return { delivered: true, attempts };
     } catch (error) {
       return this.#fail(id, messageId, attempts, error);
+    } finally {
+      sending.settled = true;
+      this.#forget(sending);
     }
+  }
+
+  /** Drops a delivery's controller once it settled and its last request ended. */
+  #forget(sending: Sending): void {
+    if (sending.settled && sending.requests === 0) this.#sending.delete(sending.abort);
   }
 
   /**
@@ -278,7 +302,7 @@ export class WebhookDestination {
    * none has), and settles with the first 2xx, or with every failure once all have failed.
    * Targets backing off are skipped; when all are, the attempt fails with their latest failures.
    */
-  async #attempt(context: Attempt, targets: readonly number[]): Promise<Accepted | WebhookFailure[]> {
+  async #attempt(context: Attempt, sending: Sending, targets: readonly number[]): Promise<Accepted | WebhookFailure[]> {
     const lanes = targets.map((index) => this.#lanes[index]!);
     let now = Date.now();
     let started = lanes.filter((lane) => lane.tryAcquire(now));
@@ -288,20 +312,26 @@ export class WebhookDestination {
       if (closed.length === 0) {
         return lanes.map((lane) => ({ index: lane.index, url: this.#config.webhooks[lane.index]!.url, error: backingOff(lane, now) }));
       }
-      const first = await this.#waitForSlot(closed);
+      const first = await this.#waitForSlot(closed, sending.abort.signal);
       now = Date.now();
       started = [...(first ? [first] : []), ...lanes.filter((lane) => lane !== first && lane.tryAcquire(now))];
     }
-    this.#abort.signal.throwIfAborted();
+    const { signal } = sending.abort;
+    signal.throwIfAborted();
     return new Promise((resolve, reject) => {
       const failures: WebhookFailure[] = [];
       let settled = false;
       for (const lane of started) {
-        void this.#track(this.#post(context, lane)).then((outcome) => {
+        sending.requests += 1;
+        const request = this.#post(context, lane).finally(() => {
+          sending.requests -= 1;
+          this.#forget(sending);
+        });
+        void this.#track(request).then((outcome) => {
           if (settled) return;
-          if (this.#abort.signal.aborted) {
+          if (signal.aborted) {
             settled = true;
-            return reject(this.#abort.signal.reason);
+            return reject(signal.reason);
           }
           if ('error' in outcome) failures.push(outcome as WebhookFailure);
           else {
@@ -318,8 +348,7 @@ export class WebhookDestination {
   }
 
   /** Resolves with the first of `lanes` to hand over a slot, or undefined when one starts backing off. */
-  #waitForSlot(lanes: readonly UrlLane[]): Promise<UrlLane | undefined> {
-    const signal = this.#abort.signal;
+  #waitForSlot(lanes: readonly UrlLane[], signal: AbortSignal): Promise<UrlLane | undefined> {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         waiter.done = true;
@@ -350,7 +379,7 @@ export class WebhookDestination {
         body: context.payload,
         headers: { ...headers, ...context.signature },
         timeout: this.#config.timeout,
-        signal: this.#abort.signal,
+        signal: context.abort.signal,
         dispatcher: this.#dispatcher,
         fetch: this.#config.fetch,
       });
@@ -366,10 +395,10 @@ export class WebhookDestination {
     if (error !== undefined) {
       event.error = error;
       if (error instanceof HttpError) event.status = error.status;
-      log('webhooks: %s attempt %d: %s failed in %d ms: %s', id, attempt, displayUrl(url), duration, error.message);
+      log('webhooks: %s attempt %d: %s failed in %d ms: %s', id, attempt, this.#shown[index], duration, error.message);
     } else {
       event.status = (outcome as Accepted).status;
-      log('webhooks: %s attempt %d: %s answered %d in %d ms', id, attempt, displayUrl(url), event.status, duration);
+      log('webhooks: %s attempt %d: %s answered %d in %d ms', id, attempt, this.#shown[index], event.status, duration);
     }
     this.#events.emit('attempt', event);
     return outcome;
