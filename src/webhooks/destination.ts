@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { Emitter } from '../emitter.js';
 import { ClosedError, DeliveryError, HttpError, NetworkError } from '../errors.js';
@@ -110,23 +111,14 @@ type Accepted = WebhookDeliveredEvent['accepted'][number];
 type Rejected = { index: number; url: string; error: Error };
 type Outcome = Accepted | Rejected;
 
-/** One delivery while it is being sent, and while requests it started still run. */
-interface Sending {
+/** One attempt of a delivery. */
+interface Attempt {
   id: string;
   messageId: string;
   type: WebhookType;
+  attempt: number;
   payload: Buffer;
   signature: Record<string, string>;
-  /** Aborted by `close()`; the delivery's own, so that no signal has a listener per delivery. */
-  abort: AbortController;
-  /** Requests still running, some perhaps after the delivery settled. */
-  requests: number;
-  settled: boolean;
-}
-
-/** One attempt of a delivery. */
-interface Attempt extends Sending {
-  attempt: number;
 }
 
 /**
@@ -160,12 +152,13 @@ export class WebhookDestination {
   readonly #dispatcher: Dispatcher | undefined;
   readonly #events = new Emitter<WebhookEvents>();
   /**
-   * The abort controllers of deliveries (and of their requests still running), which `close()`
-   * aborts. One per delivery, not one shared signal: `addEventListener` looks through every
-   * listener a signal has, so thousands of deliveries listening to one signal cost O(n²).
+   * Aborts requests in progress once `close()` is called. Only requests listen to it, and the lanes
+   * bound them (`maxRequestsPerUrl` per URL): `addEventListener` looks through every listener a
+   * signal has, so thousands of waiting deliveries on one signal would cost O(n²).
    */
-  readonly #sending = new Set<AbortController>();
-  #closed: ClosedError | undefined;
+  readonly #abort = new AbortController();
+  /** The controllers of deliveries waiting to retry, one each for the same reason; `close()` aborts them. */
+  readonly #retrying = new Set<AbortController>();
   /** Deliveries not yet settled, and requests still running after theirs settled: `close()` waits for both. */
   readonly #pending = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
@@ -192,6 +185,8 @@ export class WebhookDestination {
       ? undefined
       : new Agent({ connect: { rejectUnauthorized: true }, connections: config.maxRequestsPerUrl * mostPerOrigin(config), keepAliveTimeout: 4_000 });
     this.#dispatcher = config.dispatcher ?? this.#agent;
+    // Up to maxRequestsPerUrl requests per URL listen to it: more than the leak warning's 10.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   /**
@@ -212,7 +207,7 @@ export class WebhookDestination {
    */
   deliverPrepared(prepared: PreparedWebhook, options: Pick<DeliverOptions, 'id'> = {}): Promise<WebhookDeliveryResult> {
     const id = options.id ?? prepared.messageId;
-    if (this.#closed) return Promise.resolve(this.#fail(id, prepared.messageId, 0, this.#closed));
+    if (this.#abort.signal.aborted) return Promise.resolve(this.#fail(id, prepared.messageId, 0, this.#abort.signal.reason));
     return this.#track(this.#send(id, prepared));
   }
 
@@ -237,8 +232,10 @@ export class WebhookDestination {
 
   async #close(): Promise<void> {
     log('webhooks: closing with %d deliveries and requests pending', this.#pending.size);
-    this.#closed = new ClosedError('Not delivered: the webhook destination was closed first');
-    for (const controller of this.#sending) controller.abort(this.#closed);
+    const reason = new ClosedError('Not delivered: the webhook destination was closed first');
+    this.#abort.abort(reason);
+    for (const controller of this.#retrying) controller.abort(reason);
+    for (const lane of this.#lanes) lane.wakeAll();
     await Promise.all(this.#pending);
     await this.#agent?.close();
   }
@@ -255,46 +252,64 @@ export class WebhookDestination {
     const payload = Buffer.from(body);
     // Signed once over the very bytes every receiver gets, on every attempt.
     const signature: Record<string, string> = sharedSecret === undefined ? {} : { [SIGNATURE_HEADER]: signBody(payload, sharedSecret) };
-    const sending: Sending = { id, messageId, type, payload, signature, abort: new AbortController(), requests: 0, settled: false };
-    this.#sending.add(sending.abort);
     const latest = new Map<number, WebhookFailure>();
     let targets = webhooks.map((_, index) => index);
     let attempts = 0;
+    const run = async (attempt: number) => {
+      attempts = attempt;
+      const result = await this.#attempt({ id, messageId, type, attempt, payload, signature }, targets);
+      if (!Array.isArray(result)) return result;
+      for (const failure of result) latest.set(failure.index, failure);
+      targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
+      throw new WebhookError([...latest.values()].sort((a, b) => a.index - b.index), backoffOf(this.#lanes, targets));
+    };
     log('webhooks: %s %s (%d bytes) to %d URL(s)', type, id, payload.length, targets.length);
     try {
-      const accepted = await withRetry(
-        async (attempt) => {
-          attempts = attempt;
-          const result = await this.#attempt({ ...sending, attempt }, sending, targets);
-          if (!Array.isArray(result)) return result;
-          for (const failure of result) latest.set(failure.index, failure);
-          targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
-          throw new WebhookError([...latest.values()].sort((a, b) => a.index - b.index), backoffOf(this.#lanes, targets));
-        },
-        { ...this.#policy, maxRetryTime: Math.max(0, receivedAt + this.#config.retryWindow - Date.now()) },
-        {
-          signal: sending.abort.signal,
-          onRetry: ({ attempt, delay, error }) => {
-            const urls = targets.map((index) => webhooks[index]!.url);
-            log('webhooks: %s attempt %d failed; retrying %d URL(s) in %d ms', id, attempt, urls.length, delay);
-            this.#events.emit('retry', { id, messageId, attempt, delay, urls, error: error as WebhookError });
-          },
-        },
-      );
+      let accepted: Accepted;
+      try {
+        accepted = await run(1);
+      } catch (firstError) {
+        accepted = await this.#retry(id, messageId, firstError, run, receivedAt, () => targets.map((index) => webhooks[index]!.url));
+      }
       log('webhooks: %s delivered after %d attempt(s)', id, attempts);
       this.#events.emit('delivered', { id, messageId, attempts, accepted: [accepted] });
       return { delivered: true, attempts };
     } catch (error) {
       return this.#fail(id, messageId, attempts, error);
-    } finally {
-      sending.settled = true;
-      this.#forget(sending);
     }
   }
 
-  /** Drops a delivery's controller once it settled and its last request ended. */
-  #forget(sending: Sending): void {
-    if (sending.settled && sending.requests === 0) this.#sending.delete(sending.abort);
+  /**
+   * Retries a delivery whose first attempt failed. Nearly every delivery succeeds at once, so the
+   * controller `close()` aborts its retry wait with is made only here; `withRetry` gets the first
+   * failure back as its attempt 1 and applies the policy from there.
+   */
+  async #retry(
+    id: string,
+    messageId: string,
+    firstError: unknown,
+    run: (attempt: number) => Promise<Accepted>,
+    receivedAt: number,
+    urls: () => string[],
+  ): Promise<Accepted> {
+    const controller = new AbortController();
+    this.#retrying.add(controller);
+    if (this.#abort.signal.aborted) controller.abort(this.#abort.signal.reason);
+    try {
+      return await withRetry(
+        (attempt) => (attempt === 1 ? Promise.reject(firstError) : run(attempt)),
+        { ...this.#policy, maxRetryTime: Math.max(0, receivedAt + this.#config.retryWindow - Date.now()) },
+        {
+          signal: controller.signal,
+          onRetry: ({ attempt, delay, error }) => {
+            log('webhooks: %s attempt %d failed; retrying %d URL(s) in %d ms', id, attempt, urls().length, delay);
+            this.#events.emit('retry', { id, messageId, attempt, delay, urls: urls(), error: error as WebhookError });
+          },
+        },
+      );
+    } finally {
+      this.#retrying.delete(controller);
+    }
   }
 
   /**
@@ -302,7 +317,7 @@ export class WebhookDestination {
    * none has), and settles with the first 2xx, or with every failure once all have failed.
    * Targets backing off are skipped; when all are, the attempt fails with their latest failures.
    */
-  async #attempt(context: Attempt, sending: Sending, targets: readonly number[]): Promise<Accepted | WebhookFailure[]> {
+  async #attempt(context: Attempt, targets: readonly number[]): Promise<Accepted | WebhookFailure[]> {
     const lanes = targets.map((index) => this.#lanes[index]!);
     let now = Date.now();
     let started = lanes.filter((lane) => lane.tryAcquire(now));
@@ -312,22 +327,18 @@ export class WebhookDestination {
       if (closed.length === 0) {
         return lanes.map((lane) => ({ index: lane.index, url: this.#config.webhooks[lane.index]!.url, error: backingOff(lane, now) }));
       }
-      const first = await this.#waitForSlot(closed, sending.abort.signal);
+      const first = await this.#waitForSlot(closed);
+      this.#abort.signal.throwIfAborted();
       now = Date.now();
       started = [...(first ? [first] : []), ...lanes.filter((lane) => lane !== first && lane.tryAcquire(now))];
     }
-    const { signal } = sending.abort;
+    const { signal } = this.#abort;
     signal.throwIfAborted();
     return new Promise((resolve, reject) => {
       const failures: WebhookFailure[] = [];
       let settled = false;
       for (const lane of started) {
-        sending.requests += 1;
-        const request = this.#post(context, lane).finally(() => {
-          sending.requests -= 1;
-          this.#forget(sending);
-        });
-        void this.#track(request).then((outcome) => {
+        void this.#track(this.#post(context, lane)).then((outcome) => {
           if (settled) return;
           if (signal.aborted) {
             settled = true;
@@ -347,22 +358,19 @@ export class WebhookDestination {
     });
   }
 
-  /** Resolves with the first of `lanes` to hand over a slot, or undefined when one starts backing off. */
-  #waitForSlot(lanes: readonly UrlLane[], signal: AbortSignal): Promise<UrlLane | undefined> {
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        waiter.done = true;
-        reject(signal.reason);
-      };
+  /**
+   * Resolves with the first of `lanes` to hand over a slot, or undefined when one starts backing
+   * off or the destination closes. No abort listener: `close()` wakes every waiter itself.
+   */
+  #waitForSlot(lanes: readonly UrlLane[]): Promise<UrlLane | undefined> {
+    return new Promise((resolve) => {
       const waiter: SlotWaiter = {
         done: false,
         wake: (lane) => {
           waiter.done = true;
-          signal.removeEventListener('abort', onAbort);
           resolve(lane);
         },
       };
-      signal.addEventListener('abort', onAbort, { once: true });
       for (const lane of lanes) lane.wait(waiter);
     });
   }
@@ -379,7 +387,7 @@ export class WebhookDestination {
         body: context.payload,
         headers: { ...headers, ...context.signature },
         timeout: this.#config.timeout,
-        signal: context.abort.signal,
+        signal: this.#abort.signal,
         dispatcher: this.#dispatcher,
         fetch: this.#config.fetch,
       });

@@ -104,6 +104,11 @@ export class UrlLane {
     const { minCooldown, maxCooldown } = this.#limits;
     this.#openUntil = now + Math.min(maxCooldown, minCooldown * 2 ** (this.#opened - 1));
     // Whoever waits for this URL alone would wait for the whole cooldown: let them look again.
+    this.wakeAll();
+  }
+
+  /** Wakes every waiter to look again (the breaker opened, or the destination is closing). */
+  wakeAll(): void {
     for (const waiter of this.#waiters.splice(0)) {
       if (!waiter.done) waiter.wake(undefined);
     }
