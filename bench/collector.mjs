@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Analytics } from '../dist/index.js';
+import { nextMessage } from './ipc.mjs';
 
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const { values: args } = parseArgs({
@@ -52,19 +53,6 @@ const clock = () => performance.timeOrigin + performance.now();
 
 // ---------------------------------------------------------------- processes
 
-function nextMessage(child, type) {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message) => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message);
-    };
-    const onExit = (code, signal) => reject(new Error(`child exited (${signal ?? code}) before sending ${type}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
 
 async function startReceiver() {
   const child = fork(here('./receiver.mjs'), [], { stdio: 'inherit' });

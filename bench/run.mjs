@@ -11,6 +11,7 @@ import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
+import { nextMessage } from './ipc.mjs';
 
 const here = (path) => new URL(path, import.meta.url);
 const { values: args } = parseArgs({
@@ -57,20 +58,6 @@ const SDKS = {
 
 // ---------------------------------------------------------------- processes
 
-/** Waits for the first IPC message of `type` from `child`. */
-function nextMessage(child, type) {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message) => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message);
-    };
-    const onExit = (code, signal) => reject(new Error(`child exited (${signal ?? code}) before sending ${type}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
 
 async function startSink() {
   const child = fork(here('./sink.mjs'), [], { stdio: 'inherit' });
