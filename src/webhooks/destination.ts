@@ -318,6 +318,8 @@ export class WebhookDestination {
    * Targets backing off are skipped; when all are, the attempt fails with their latest failures.
    */
   async #attempt(context: Attempt, targets: readonly number[]): Promise<Accepted | WebhookFailure[]> {
+    // A delivery that gets here after close() must not start waiting: nothing would wake it.
+    this.#abort.signal.throwIfAborted();
     const lanes = targets.map((index) => this.#lanes[index]!);
     let now = Date.now();
     let started = lanes.filter((lane) => lane.tryAcquire(now));

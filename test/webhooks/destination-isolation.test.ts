@@ -77,6 +77,18 @@ describe('WebhookDestination isolation between URLs (loopback receivers)', () =>
     expect(stalled.requests).toHaveLength(3);
   });
 
+  it('close() ends deliveries waiting for a slot at once, with a ClosedError', async () => {
+    const stalled = await receiver(stall);
+    const dest = new WebhookDestination({ webhooks: [{ url: stalled.url }] }, { timeout: 60_000, maxRequestsPerUrl: 2 });
+    const deliveries = Array.from({ length: 10 }, (_, n) => dest.deliver(message(n)));
+    await stalled.nth(2);
+
+    await dest.close();
+    const results = await Promise.all(deliveries);
+    expect(results.every((result) => !result.delivered && result.error?.name === 'ClosedError')).toBe(true);
+    expect(stalled.requests).toHaveLength(2);
+  });
+
   it('never has more than maxRequestsPerUrl requests in progress to a slow URL', async () => {
     let inProgress = 0;
     let peak = 0;
