@@ -7,7 +7,7 @@ import { type RetryPolicy, withRetry } from '../retry.js';
 import { post } from '../transport.js';
 import type { WebhookInput, WebhookType } from './body.js';
 import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
-import { type SlotWaiter, UrlLane } from './lane.js';
+import { type RequestOutcome, type SlotWaiter, UrlLane } from './lane.js';
 import { type PreparedWebhook, prepareWebhook } from './prepared.js';
 import {
   displayUrl,
@@ -398,7 +398,7 @@ export class WebhookDestination {
       outcome = { index, url, error: error as Error };
     }
     const error = 'error' in outcome ? outcome.error : undefined;
-    lane.release(error === undefined ? 'ok' : error instanceof DeliveryError ? (error.retryable ? 'failed' : 'neutral') : 'neutral', Date.now(), error as DeliveryError);
+    lane.release(healthOf(error), Date.now(), error as DeliveryError);
     const duration = Math.round(performance.now() - started);
     const { id, messageId, type, attempt } = context;
     const event: WebhookAttemptEvent = { id, messageId, type, attempt, index, url, ok: error === undefined, duration };
@@ -420,6 +420,15 @@ export class WebhookDestination {
     this.#events.emit('failed', { id, messageId, attempts, error });
     return { delivered: false, attempts, error };
   }
+}
+
+/**
+ * What a request's end says about its URL: any answer, a 4xx included, shows it is up; a failure
+ * that may heal counts against it; a certificate that does not verify, or `close()`, says nothing.
+ */
+function healthOf(error: Error | undefined): RequestOutcome {
+  if (error === undefined || error instanceof HttpError) return error?.retryable ? 'failed' : 'ok';
+  return error instanceof DeliveryError && error.retryable ? 'failed' : 'neutral';
 }
 
 /** Why a lane gets no request now: its breaker is open. */

@@ -26,8 +26,9 @@ export interface SlotWaiter {
  * One URL's share of a destination: how many requests are in progress to it (at most
  * `maxInProgress`; deliveries that find it full go to the destination's other URLs or wait), and
  * a circuit breaker. After `breakerThreshold` consecutive failures the breaker opens: the URL gets
- * no request for a cooldown (`minCooldown`, doubling up to `maxCooldown`), then one probe; a 2xx
- * (or any answer that proves the URL up) closes it, a failure reopens it for twice as long.
+ * no request for a cooldown (`minCooldown`, doubling up to `maxCooldown`), then one probe; any
+ * answer (a 4xx too: the URL is up) closes it, a failure reopens it for twice as long, and a
+ * request that says nothing about the URL (closed, certificate) lets the next one probe.
  * Nothing here runs a timer: the state is read against the clock when a delivery asks.
  */
 export class UrlLane {
@@ -86,7 +87,7 @@ export class UrlLane {
   /** Gives a slot back, with what the request said about the URL's health. */
   release(outcome: RequestOutcome, now: number, error?: DeliveryError): void {
     this.#inProgress -= 1;
-    if (outcome === 'ok' || (outcome === 'neutral' && this.#probing)) {
+    if (outcome === 'ok') {
       this.#failures = 0;
       this.#openUntil = 0;
       this.#opened = 0;

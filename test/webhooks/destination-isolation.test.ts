@@ -156,6 +156,19 @@ describe('WebhookDestination backoff of a failing URL (mocked, fake timers)', ()
     expect(failing).toHaveLength(8);
   });
 
+  it('ends the backoff when the probe gets any answer, a 4xx too: the URL is up', async () => {
+    vi.useFakeTimers();
+    const failing = mockWebhook(FAILING, (n) => new HttpResponse(null, { status: n < 3 ? 503 : 400 }));
+    mockWebhook(HEALTHY, () => new HttpResponse(null, { status: 200 }));
+    const dest = destination({ webhooks: [{ url: FAILING }, { url: HEALTHY }] }, options);
+    for (let n = 0; n < 5; n++) await dest.deliver(message(n));
+    expect(failing).toHaveLength(3);
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    for (let n = 0; n < 5; n++) await dest.deliver(message(n));
+    expect(failing).toHaveLength(8);
+  });
+
   it('when every URL backs off, waits until the first may be probed, reporting BackingOffError', async () => {
     vi.useFakeTimers();
     const failing = mockWebhook(FAILING, (n) => new HttpResponse(null, { status: n < 3 ? 503 : 200 }));
