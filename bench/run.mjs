@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
+import { nextMessage } from './ipc.mjs';
 
 const here = (path) => new URL(path, import.meta.url);
 const { values: args } = parseArgs({
@@ -71,20 +72,6 @@ const RIVAL = baselineDist === undefined ? 'segment' : 'baseline';
 
 // ---------------------------------------------------------------- processes
 
-/** Waits for the first IPC message of `type` from `child`. */
-function nextMessage(child, type) {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message) => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message);
-    };
-    const onExit = (code, signal) => reject(new Error(`child exited (${signal ?? code}) before sending ${type}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
 
 async function startSink() {
   const child = fork(here('./sink.mjs'), [], { stdio: 'inherit' });

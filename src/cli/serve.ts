@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { COLLECTOR_DEFAULTS, startCollector } from '../collector/collector.js';
-import { loadConfig } from '../collector/config.js';
+import { loadConfig, SERVER_DEFAULTS } from '../collector/config.js';
 import { AnalyticsError } from '../errors.js';
 import { integerFlag, parseFlags } from './args.js';
 import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
@@ -28,9 +28,13 @@ Config file:
     "sources": [ { "name": "web", "writeKey": "wk_web",
       "destinations": { "Webhooks": { "webhooks": [ { "url": "http://127.0.0.1:9000/in",
         "headers": { "X-Env": "dev" } } ], "sharedSecret": "optional" } } } ],
-    "delivery": { "timeout": 5000, "retryWindow": 14400000,
-                  "minRetryDelay": 1000, "maxRetryDelay": 300000 } }
-  "delivery" is optional (durations in ms; the values shown are the defaults).
+    "delivery": { "timeout": 5000, "retryWindow": 14400000, "minRetryDelay": 1000,
+                  "maxRetryDelay": 300000, "maxRequestsPerUrl": 64, "breakerThreshold": 5 },
+    "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections} },
+    "allowedHosts": [ "collector.internal", ".example.com" ] }
+  "delivery" and "server" are optional (durations in ms; the values shown are the defaults;
+  the server's timeouts are at most 30000). The live page answers only under the collector's
+  own address (with loopback: localhost, 127.0.0.1, [::1], with the port) and "allowedHosts".
 `;
 
 /** `batched-analytics serve`: the local collector. */

@@ -4,6 +4,7 @@ import { log } from '../log.js';
 import type { CollectorConfig } from './config.js';
 import { Deliverer } from './deliverer.js';
 import { EventHub } from './events.js';
+import { HostCheck } from './hosts.js';
 import { JournalStore } from './journal.js';
 import { Router } from './router.js';
 import { createHandler } from './server.js';
@@ -53,7 +54,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const hub = new EventHub();
   const deliverer = new Deliverer(sources, config.delivery, store, hub);
   const router = new Router(store, hub, deliverer, sources);
-  const server = http.createServer(createHandler({ config, router, store, hub }));
+  const hosts = new HostCheck(config.allowedHosts);
+  const { headersTimeout, requestTimeout, maxConnections } = config.server;
+  const server = http.createServer(
+    // Node checks the timeouts every connectionsCheckingInterval (30 s by default), which would let
+    // a slow client hold its connection that much longer than configured.
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) },
+    createHandler({ config, router, store, hub, hosts }),
+  );
+  server.maxConnections = maxConnections;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -68,6 +77,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   }
   const { address, family, port } = server.address() as AddressInfo;
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  hosts.listening(address, port);
   router.resume(snapshot.pending);
   log('collector: listening on %s; resumed %d deliveries', url, snapshot.pending.length);
 

@@ -9,7 +9,32 @@ import type { WebhookDestinationOptions, WebhookSettings } from '../webhooks/set
  * defaults, except that `retryWindow` counts from when the collector accepted the message (so a
  * restart does not give it a new window) rather than from its first attempt.
  */
-export type DeliveryOptions = Pick<WebhookDestinationOptions, 'timeout' | 'retryWindow' | 'minRetryDelay' | 'maxRetryDelay'>;
+export type DeliveryOptions = Pick<
+  WebhookDestinationOptions,
+  'timeout' | 'retryWindow' | 'minRetryDelay' | 'maxRetryDelay' | 'maxRequestsPerUrl' | 'breakerThreshold'
+>;
+
+/** How the collector's HTTP server treats its clients. Durations in ms. */
+export interface ServerOptions {
+  /**
+   * How long a client may take to send a request's headers; then it gets 408 and the connection closes.
+   * @default 10000
+   */
+  headersTimeout: number;
+  /**
+   * How long a client may take to send a whole request, headers and body; then 408 and close.
+   * @default 30000
+   */
+  requestTimeout: number;
+  /**
+   * Connections open at once; further ones are closed as soon as they are accepted.
+   * @default 1000
+   */
+  maxConnections: number;
+}
+
+/** Defaults of {@link ServerOptions}, declared once. */
+export const SERVER_DEFAULTS: Readonly<ServerOptions> = Object.freeze({ headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 });
 
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {
@@ -27,14 +52,30 @@ export interface CollectorConfig {
   adminToken?: string;
   sources: SourceConfig[];
   delivery: DeliveryOptions;
+  server: ServerOptions;
+  /** Host names, besides the collector's own address, under which the live page answers. */
+  allowedHosts: string[];
 }
 
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'sources', 'delivery'];
+const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'allowedHosts'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
-const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = { timeout: 1, retryWindow: 0, minRetryDelay: 0, maxRetryDelay: 0 };
+const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
+  timeout: 1,
+  retryWindow: 0,
+  minRetryDelay: 0,
+  maxRetryDelay: 0,
+  maxRequestsPerUrl: 1,
+  breakerThreshold: 1,
+};
+/** Both timeouts are capped: a longer one lets slow clients hold connections for minutes. */
+const SERVER_LIMITS: Record<keyof ServerOptions, [min: number, max: number]> = {
+  headersTimeout: [1, 30_000],
+  requestTimeout: [1, 30_000],
+  maxConnections: [1, Number.MAX_SAFE_INTEGER],
+};
 
 /**
  * Validates a parsed config file (see the README's "Config file" section).
@@ -42,7 +83,12 @@ const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = { timeout: 1, r
  */
 export function parseConfig(input: unknown): CollectorConfig {
   const top = object('config', input, TOP_KEYS);
-  const config: CollectorConfig = { sources: [], delivery: parseDelivery(top.delivery) };
+  const config: CollectorConfig = {
+    sources: [],
+    delivery: parseDelivery(top.delivery),
+    server: parseServer(top.server),
+    allowedHosts: parseAllowedHosts(top.allowedHosts),
+  };
   if (top.adminToken !== undefined) config.adminToken = nonEmptyString('adminToken', top.adminToken);
   if (!Array.isArray(top.sources) || top.sources.length === 0) {
     throw new ConfigError('sources', `Expected \`sources\` to be a non-empty array, got ${describe(top.sources)}`);
@@ -91,6 +137,39 @@ function parseDelivery(input: unknown): DeliveryOptions {
     throw new ConfigError('delivery.maxRetryDelay', `Expected \`delivery.maxRetryDelay\` to be >= \`delivery.minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\``);
   }
   return delivery;
+}
+
+function parseServer(input: unknown): ServerOptions {
+  if (input === undefined) return { ...SERVER_DEFAULTS };
+  const entry = object('server', input, Object.keys(SERVER_LIMITS));
+  const server = { ...SERVER_DEFAULTS };
+  for (const [key, [min, max]] of Object.entries(SERVER_LIMITS) as [keyof ServerOptions, [number, number]][]) {
+    if (entry[key] === undefined) continue;
+    const value = integer(`server.${key}`, entry[key], min);
+    if (value > max) throw new ConfigError(`server.${key}`, `Expected \`server.${key}\` to be at most ${max}, got \`${value}\``);
+    server[key] = value;
+  }
+  if (server.requestTimeout < server.headersTimeout) {
+    throw new ConfigError(
+      'server.requestTimeout',
+      `Expected \`server.requestTimeout\` to be >= \`server.headersTimeout\` (${server.headersTimeout}), got \`${server.requestTimeout}\``,
+    );
+  }
+  return server;
+}
+
+/** Host names without a port: letters, digits, dots, hyphens; a leading dot for a domain and its subdomains. */
+const HOST_NAME = /^\.?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+
+function parseAllowedHosts(input: unknown): string[] {
+  if (input === undefined) return [];
+  if (!Array.isArray(input)) throw new ConfigError('allowedHosts', `Expected \`allowedHosts\` to be an array of host names, got ${describe(input)}`);
+  return input.map((name: unknown, index) => {
+    if (typeof name !== 'string' || !HOST_NAME.test(name)) {
+      throw new ConfigError(`allowedHosts[${index}]`, `Expected \`allowedHosts[${index}]\` to be a host name without port, like "collector.internal" or ".example.com", got ${describe(name)}`);
+    }
+    return name;
+  });
 }
 
 /** A plain object whose keys are all in `allowed`: a misspelt key is an error, not silently ignored. */

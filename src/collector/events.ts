@@ -77,8 +77,8 @@ export class EventHub {
   }
 
   /** Turns a response into an event stream: the kept events first, then every change. */
-  attach(res: ServerResponse): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+  attach(res: ServerResponse, headers: Readonly<Record<string, string>> = {}): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', ...headers });
     res.write('retry: 1000\n\n');
     for (const view of this.#events.values()) res.write(frame(view));
     this.#clients.add(res);

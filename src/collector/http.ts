@@ -50,7 +50,7 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 
 /**
  * Buffers a stream up to `limit` bytes. Past it, stops reading (pausing, not destroying, so that a
- * request's socket can still carry the 413) and rejects.
+ * request's socket can still carry the 413: see {@link discardRest}) and rejects.
  */
 function collect(stream: Readable, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -73,6 +73,32 @@ function collect(stream: Readable, limit: number): Promise<Buffer> {
     const onClose = () => finish(new Error('the request was aborted before its body ended'));
     stream.on('data', onData).on('end', onEnd).on('error', finish).on('close', onClose);
   });
+}
+
+/**
+ * How much more of a refused body is read and dropped, keeping the connection, so that a client
+ * still sending gets to read the 413: closing a socket with unread bytes makes the kernel answer
+ * with a reset, which the client sees instead of the answer. (Half-closing first did not help: the
+ * client's own socket then fails its write.) The server's `requestTimeout` bounds the time.
+ */
+export const DRAIN_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * After a 413, reads the rest of the request body and drops it; past {@link DRAIN_LIMIT} more
+ * bytes the connection is cut.
+ * @returns false when the declared `Content-Length` is already past that bound: then the answer
+ * should close the connection rather than read it all.
+ */
+export function discardRest(req: IncomingMessage): boolean {
+  if (req.complete) return true;
+  if (Number(req.headers['content-length']) > DRAIN_LIMIT) return false;
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT) req.socket.destroy();
+  });
+  req.resume();
+  return true;
 }
 
 function tooLarge(limit: number): RequestError {

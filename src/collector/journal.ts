@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AnalyticsError } from '../errors.js';
 import { log } from '../log.js';
 import type { AudienceState } from '../webhooks/audience.js';
+import { prepareWebhook } from '../webhooks/prepared.js';
 import type { AudienceRecord, Delivery, Outcome, Store, StoreSnapshot } from './store.js';
 
 /** Options of {@link JournalStore}. */
@@ -162,6 +163,7 @@ export class JournalStore implements Store {
           code: 'ERR_JOURNAL_VERSION',
         });
       }
+      if (record.op === 'accept') record.deliveries = record.deliveries.map(upgrade);
       this.#apply(record);
     });
     log('collector: journal replayed: %d pending, %d audiences', this.#pending.size, this.#audiences.size);
@@ -204,6 +206,16 @@ export class JournalStore implements Store {
     // Left behind by a process that was killed: take it over.
     await writeFile(file, String(process.pid));
   }
+}
+
+/**
+ * A delivery journaled before bodies were fixed at acceptance has its message and acceptance
+ * time: its body is made from them once, here, and journaled with it at the compaction after replay.
+ */
+function upgrade(delivery: Delivery & { acceptedAt?: number }): Delivery {
+  if (delivery.webhook !== undefined) return delivery;
+  const { acceptedAt, ...rest } = delivery;
+  return { ...rest, webhook: prepareWebhook(delivery.message, acceptedAt ?? Date.now()) };
 }
 
 function audienceKey(source: string, name: string): string {

@@ -1,15 +1,7 @@
-/**
- * The live debugger, served at `GET /`: one self-contained page that follows `GET /events`
- * (Server-Sent Events) and shows each event, where it was routed and each webhook's status.
- * Everything from the wire is inserted as text, never as HTML.
- */
-export const PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>batched-analytics collector: live events</title>
-<style>
+import { createHash } from 'node:crypto';
+
+/** The page's stylesheet, inline (no second request), allowed by its hash in the CSP. */
+const STYLE = `
   :root { font: 14px/1.4 system-ui, sans-serif; color: #1d232a; background: #f6f7f9; }
   body { margin: 0 auto; padding: 1rem 1.5rem; max-width: 80rem; }
   h1 { font-size: 1.25rem; margin: 0 0 .25rem; }
@@ -34,16 +26,10 @@ export const PAGE = `<!doctype html>
   details summary { cursor: pointer; color: #5b6470; font-size: .75rem; }
   pre { margin: .25rem 0 0; max-width: 40rem; overflow: auto; }
   #empty td { text-align: center; color: #5b6470; padding: 2rem; }
-</style>
-</head>
-<body>
-<h1>Live events</h1>
-<p id="state" data-state="connecting">connecting…</p>
-<table>
-  <thead><tr><th>Received</th><th>Source</th><th>Event</th><th>Routing</th><th>Webhooks</th></tr></thead>
-  <tbody id="events"><tr id="empty"><td colspan="5">No events yet. Send some with the client.</td></tr></tbody>
-</table>
-<script>
+`;
+
+/** The page's script, inline, allowed by its hash in the CSP. */
+const SCRIPT = `
   const rows = document.getElementById('events');
   const state = document.getElementById('state');
 
@@ -102,7 +88,54 @@ export const PAGE = `<!doctype html>
     };
   }
   connect();
-</script>
+`;
+
+/**
+ * The live debugger, served at `GET /`: one self-contained page that follows `GET /events`
+ * (Server-Sent Events) and shows each event, where it was routed and each webhook's status.
+ * Everything from the wire is inserted as text, never as HTML.
+ */
+export const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>batched-analytics collector: live events</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>Live events</h1>
+<p id="state" data-state="connecting">connecting…</p>
+<table>
+  <thead><tr><th>Received</th><th>Source</th><th>Event</th><th>Routing</th><th>Webhooks</th></tr></thead>
+  <tbody id="events"><tr id="empty"><td colspan="5">No events yet. Send some with the client.</td></tr></tbody>
+</table>
+<script>${SCRIPT}</script>
 </body>
 </html>
 `;
+
+/**
+ * Headers of the page and its event stream. The CSP lets the page run only its own inline script
+ * and style (by hash) and connect only to its own origin; with `frame-ancestors` and
+ * `X-Frame-Options` no other site can frame it, and no referrer leaves it.
+ */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': [
+    "default-src 'none'",
+    `script-src '${sha256(SCRIPT)}'`,
+    `style-src '${sha256(STYLE)}'`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+});
+
+function sha256(text: string): string {
+  return `sha256-${createHash('sha256').update(text).digest('base64')}`;
+}

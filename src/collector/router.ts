@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isDestinationEnabled } from '../integrations.js';
 import type { Message } from '../message.js';
-import { type WebhookInput, toWebhookBody } from '../webhooks/body.js';
+import type { WebhookInput } from '../webhooks/body.js';
+import { prepareWebhook } from '../webhooks/prepared.js';
 import { displayUrl } from '../webhooks/settings.js';
 import { type SourceConfig, WEBHOOKS } from './config.js';
 import type { Deliverer } from './deliverer.js';
@@ -16,9 +17,8 @@ export interface Routed {
 }
 
 /**
- * Where a message goes: the source's Webhooks destination, unless the source has none, the
- * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`), or the
- * message has no webhook form (spec §2.1: no anonymous-only bodies).
+ * Where a message goes: the source's Webhooks destination, unless the source has none or the
+ * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`).
  */
 export function routeMessage(source: SourceConfig, message: WebhookInput): RouteView[] {
   const route = (reason?: string): RouteView[] =>
@@ -26,11 +26,6 @@ export function routeMessage(source: SourceConfig, message: WebhookInput): Route
   if (source.webhooks === undefined) return route('the source has no Webhooks destination');
   if (message.type !== 'delete' && !isDestinationEnabled((message as Message).integrations, WEBHOOKS)) {
     return route('disabled by the message\'s integrations');
-  }
-  try {
-    toWebhookBody(message);
-  } catch (error) {
-    return route((error as Error).message);
   }
   return route();
 }
@@ -54,6 +49,7 @@ export class Router {
 
   /**
    * Accepts messages (and an audience's new state) all or nothing.
+   * @throws {ValidationError} when a forwarded message has no webhook body (the routes validated it).
    * @throws what the store throws: then nothing is recorded, shown or forwarded.
    */
   async accept(items: readonly Routed[], origin: EventView['origin'], audience?: AudienceRecord): Promise<void> {
@@ -62,7 +58,8 @@ export class Router {
     const views: EventView[] = [];
     for (const { source, message, routes } of items) {
       const id = randomUUID();
-      if (routes.some((route) => route.forwarded)) deliveries.push({ id, source: source.name, message, acceptedAt });
+      // The body is fixed now, with the acceptance time, and journaled as it will be sent.
+      if (routes.some((route) => route.forwarded)) deliveries.push({ id, source: source.name, message, webhook: prepareWebhook(message, acceptedAt) });
       views.push(this.#view(id, source.name, message, origin, routes, acceptedAt));
     }
     if (deliveries.length > 0 || audience !== undefined) await this.#store.accept(deliveries, audience);
@@ -76,7 +73,7 @@ export class Router {
       const routes: RouteView[] = this.#sources.has(delivery.source)
         ? routeMessage(this.#sources.get(delivery.source)!, delivery.message)
         : [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }];
-      this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.acceptedAt));
+      this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.webhook.receivedAt));
       this.#deliverer.start(delivery);
     }
   }

@@ -7,9 +7,10 @@ import { audienceSync, audienceTrait } from '../webhooks/audience.js';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from './config.js';
 import type { EventHub } from './events.js';
-import { readBody, RequestError, sendError, sendJson } from './http.js';
+import type { HostCheck } from './hosts.js';
+import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
-import { PAGE } from './page.js';
+import { PAGE, PAGE_HEADERS } from './page.js';
 import { routeMessage, type Router } from './router.js';
 import type { Store } from './store.js';
 
@@ -19,6 +20,8 @@ export interface ServerContext {
   router: Router;
   store: Store;
   hub: EventHub;
+  /** Which `Host` headers the live page and its stream answer. */
+  hosts: HostCheck;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -46,9 +49,19 @@ export function createHandler(context: ServerContext): RequestListener {
     },
   });
 
+  // The unauthenticated routes that show data: only under the collector's own names.
+  const live = (handle: Handler): Route => ({
+    method: 'GET',
+    handle: (req, res) => {
+      if (!context.hosts.allows(req.headers.host)) {
+        throw new RequestError(403, 'ERR_HOST', `The live page does not answer to the host ${JSON.stringify(req.headers.host ?? '')}; add it to \`allowedHosts\` in the config`);
+      }
+      return handle(req, res);
+    },
+  });
   const routes = new Map<string, Route>([
-    ['/', { method: 'GET', handle: (_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(PAGE) }],
-    ['/events', { method: 'GET', handle: (_, res) => context.hub.attach(res) }],
+    ['/', live((_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...PAGE_HEADERS }).end(PAGE))],
+    ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/v1/batch', ingest(parseBatch)],
     // Each call type has a route of its own, `POST /v1/<type>`.
     ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
@@ -76,8 +89,8 @@ export function createHandler(context: ServerContext): RequestListener {
       const headers: Record<string, string> = {};
       if (refused.status === 401) headers['www-authenticate'] = 'Basic realm="batched-analytics", charset="UTF-8"';
       if (refused.status === 405) headers.allow = route!.method;
-      // The rest of an oversized body is never read: close the connection instead of draining it.
-      if (refused.status === 413) headers.connection = 'close';
+      // A client still sending would see a reset instead of the 413: read (and drop) the rest.
+      if (refused.status === 413 && !discardRest(req)) headers.connection = 'close';
       sendError(res, refused, headers);
     });
   };

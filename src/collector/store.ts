@@ -1,5 +1,6 @@
 import type { AudienceState } from '../webhooks/audience.js';
 import type { WebhookInput } from '../webhooks/body.js';
+import type { PreparedWebhook } from '../webhooks/prepared.js';
 
 /** One message accepted for one source's Webhooks destination, until it is delivered or given up. */
 export interface Delivery {
@@ -7,10 +8,14 @@ export interface Delivery {
   id: string;
   /** The source's `name`. */
   source: string;
-  /** The validated message, or a deletion request. */
+  /** The validated message, or a deletion request, as the live debugger shows it. */
   message: WebhookInput;
-  /** When the collector accepted it, in ms since the epoch: the start of its retry window. */
-  acceptedAt: number;
+  /**
+   * What every attempt sends, fixed when the collector accepted the message: its `messageId`,
+   * `type`, the exact body bytes, and `receivedAt` (ms since the epoch, the start of its retry
+   * window). A store keeps it as it is, so that repeats and restarts send the same bytes.
+   */
+  webhook: PreparedWebhook;
 }
 
 /** An audience's membership as of its latest sync, for the source it was synced to. */

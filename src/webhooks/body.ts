@@ -24,36 +24,49 @@ interface VersionedBody {
   timestamp: string;
   /** The message's own context, when it has a non-empty one. */
   context?: JsonObject;
+  /** The message's id, fixed when it was made: receivers de-duplicate repeated deliveries by it. */
+  messageId: string;
+  /** The message's anonymous id, when it has one. */
+  anonymousId?: string;
+  /** ISO 8601: when the collector (or `deliver()`) accepted the message; absent when not given. */
+  receivedAt?: string;
 }
 
 /** Body of a `page` notification. */
 export interface PageBody extends VersionedBody {
   type: 'page';
-  userId: string;
+  /** Absent on an anonymous-only message. */
+  userId?: string;
   /** `path`, `referrer`, `title`, `url` and any others. */
   properties: JsonObject;
+  name?: string;
+  category?: string;
 }
 /** Body of a `screen` notification. */
 export interface ScreenBody extends VersionedBody {
   type: 'screen';
-  userId: string;
+  /** Absent on an anonymous-only message. */
+  userId?: string;
   name?: string;
+  properties: JsonObject;
 }
 /** Body of an `identify` notification, also used for audience membership (spec §2.3). */
 export interface IdentifyBody extends VersionedBody {
   type: 'identify';
-  userId: string;
+  /** Absent on an anonymous-only message. */
+  userId?: string;
   traits: JsonObject;
 }
 /** Body of a `track` notification. */
 export interface TrackBody extends VersionedBody {
   type: 'track';
-  userId: string;
+  /** Absent on an anonymous-only message. */
+  userId?: string;
   event: string;
   properties: JsonObject;
 }
 /** Body of an `alias` notification: the two identities under keys with a space, and no `userId`. */
-export interface AliasBody extends VersionedBody {
+export interface AliasBody extends Omit<VersionedBody, 'anonymousId'> {
   type: 'alias';
   'Previous ID': string;
   'User ID': string;
@@ -61,7 +74,8 @@ export interface AliasBody extends VersionedBody {
 /** Body of a `group` notification. */
 export interface GroupBody extends VersionedBody {
   type: 'group';
-  userId: string;
+  /** Absent on an anonymous-only message. */
+  userId?: string;
   groupId: string;
   traits: JsonObject;
 }
@@ -75,56 +89,76 @@ export interface DeleteBody {
 /** A webhook request body (spec §2.1); narrow it on `type`. */
 export type WebhookBody = PageBody | ScreenBody | IdentifyBody | TrackBody | AliasBody | GroupBody | DeleteBody;
 
+/** What {@link toWebhookBody} adds that is not in the message itself. */
+export interface WebhookBodyOptions {
+  /** When the message was accepted; becomes `receivedAt`. Absent: the body has no `receivedAt`. */
+  receivedAt?: Date | string | number;
+}
+
 const TYPES: readonly WebhookType[] = ['page', 'screen', 'identify', 'track', 'alias', 'group', 'delete'];
 
 /**
- * Turns a tracking-API message (or a deletion request) into the JSON object a webhook receives,
- * field for field as spec §2.1 lists them. Fields the spec does not list (`messageId`,
- * `anonymousId`, `integrations`, a page's `name` and `category`, a screen's `properties`) are not
- * forwarded; a non-empty `context` is.
- * @throws {ValidationError} for an unknown `type`, a missing `userId` (anonymous-only messages have
- * no webhook form), or any field the message itself gets wrong.
+ * Turns a tracking-API message (or a deletion request) into the JSON object a webhook receives.
+ * The fields the spec lists come first, in its order (`version`, `type`, `userId`, the type's
+ * fields, `timestamp`, a non-empty `context`); then the message's other standard fields:
+ * `messageId`, `anonymousId` when present, a page's `name` and `category`, a screen's
+ * `properties`, and `receivedAt` when given. An anonymous-only message has no `userId` key. A
+ * delete is exactly `type`, `userId` and `timestamp`. `integrations` is never forwarded.
+ * @throws {ValidationError} for an unknown `type`, a delete without `userId`, or any field the
+ * message itself gets wrong.
  * @example
- * toWebhookBody({ type: 'alias', userId: 'u2', previousId: 'u1', ... })
- * // { version: 1, type: 'alias', 'Previous ID': 'u1', 'User ID': 'u2', timestamp: '...' }
+ * toWebhookBody({ type: 'alias', userId: 'u2', previousId: 'u1', messageId: 'm1', ... })
+ * // { version: 1, type: 'alias', 'Previous ID': 'u1', 'User ID': 'u2', timestamp: '...', messageId: 'm1' }
  */
-export function toWebhookBody(message: WebhookInput): WebhookBody {
+export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions = {}): WebhookBody {
   if (!isPlainObject(message)) throw new ValidationError('message', `Expected a message object, got ${describe(message)}`);
   const type = message.type as unknown;
   if (typeof type !== 'string' || !(TYPES as readonly string[]).includes(type)) {
     throw new ValidationError('type', `Expected \`type\` to be one of ${TYPES.join(', ')}, got ${describe(type)}`);
   }
   if (type === 'delete') {
-    return { type, userId: requireUserId(message.userId, type), timestamp: timestampOf(message.timestamp, () => new Date()) };
+    return { type, userId: requireUserId(message.userId), timestamp: timestampOf(message.timestamp, () => new Date()) };
   }
 
   const m = validateMessage(message);
-  // Spec order: version and type first, the type's fields, then timestamp and context.
+  // The spec's fields in its order, then the others: receivers that read a body by position (or
+  // compare bytes with an older version's) see the same start.
   const tail = { timestamp: m.timestamp, ...(Object.keys(m.context).length > 0 ? { context: m.context } : {}) };
+  const receivedAt = options.receivedAt === undefined ? {} : { receivedAt: receivedAtOf(options.receivedAt) };
+  const ids = { messageId: m.messageId, ...(m.anonymousId === undefined ? {} : { anonymousId: m.anonymousId }) };
   if (m.type === 'alias') {
-    return { version: 1, type: 'alias', 'Previous ID': m.previousId as string, 'User ID': m.userId as string, ...tail };
+    return { version: 1, type: 'alias', 'Previous ID': m.previousId as string, 'User ID': m.userId as string, ...tail, messageId: m.messageId, ...receivedAt };
   }
-  const userId = requireUserId(m.userId, m.type);
+  const user = m.userId === undefined ? {} : { userId: m.userId };
   switch (m.type) {
-    case 'page':
-      return { version: 1, type: 'page', userId, properties: objectOf(m.properties), ...tail };
+    case 'page': {
+      const named = { ...optional('name', m.name), ...optional('category', m.category) };
+      return { version: 1, type: 'page', ...user, properties: objectOf(m.properties), ...tail, ...ids, ...named, ...receivedAt };
+    }
     case 'screen':
-      return { version: 1, type: 'screen', userId, ...(m.name === undefined ? {} : { name: m.name as string }), ...tail };
+      return { version: 1, type: 'screen', ...user, ...optional('name', m.name), ...tail, ...ids, properties: objectOf(m.properties), ...receivedAt };
     case 'identify':
-      return { version: 1, type: 'identify', userId, traits: objectOf(m.traits), ...tail };
+      return { version: 1, type: 'identify', ...user, traits: objectOf(m.traits), ...tail, ...ids, ...receivedAt };
     case 'track':
-      return { version: 1, type: 'track', userId, event: m.event as string, properties: objectOf(m.properties), ...tail };
+      return { version: 1, type: 'track', ...user, event: m.event as string, properties: objectOf(m.properties), ...tail, ...ids, ...receivedAt };
     case 'group':
-      return { version: 1, type: 'group', userId, groupId: m.groupId as string, traits: objectOf(m.traits), ...tail };
+      return { version: 1, type: 'group', ...user, groupId: m.groupId as string, traits: objectOf(m.traits), ...tail, ...ids, ...receivedAt };
   }
 }
 
-function requireUserId(userId: unknown, type: WebhookType): string {
+function optional<K extends string>(key: K, value: unknown): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value as string }) as { [P in K]?: string };
+}
+
+function receivedAtOf(value: Date | string | number): string {
+  const time = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
+  if (!Number.isFinite(time)) throw new ValidationError('receivedAt', `Expected \`receivedAt\` to be a valid date, got ${describe(value)}`);
+  return new Date(time).toISOString();
+}
+
+function requireUserId(userId: unknown): string {
   if (typeof userId === 'string' && userId.length > 0) return userId;
-  throw new ValidationError(
-    'userId',
-    `Expected \`userId\` on a ${type} webhook body to be a non-empty string (spec §2.1 has no anonymous form), got ${describe(userId)}`,
-  );
+  throw new ValidationError('userId', `Expected \`userId\` on a delete notification to be a non-empty string, got ${describe(userId)}`);
 }
 
 /** `validateMessage` has already checked the field is a plain object when present. */

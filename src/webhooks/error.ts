@@ -20,19 +20,43 @@ export class WebhookError extends DeliveryError {
   /** The longest `Retry-After` a retryable receiver asked for, in ms; absent when none did. */
   readonly retryAfter: number | undefined;
 
-  /** @param failures every receiver's latest failure. */
-  constructor(failures: readonly WebhookFailure[]) {
+  /**
+   * @param failures every receiver's latest failure.
+   * @param retryAfter when the next attempt may go out, in ms, if the receivers set it (they all back off).
+   */
+  constructor(failures: readonly WebhookFailure[], retryAfter?: number) {
     const summary = failures.map(({ url, error }) => `${displayUrl(url)}: ${error.message}`).join('; ');
     super(`No webhook accepted the message (${summary})`, { code: 'ERR_WEBHOOK' });
     this.failures = failures;
     const waits = failures.flatMap(({ error }) =>
       error instanceof HttpError && error.retryable && error.retryAfter !== undefined ? [error.retryAfter] : [],
     );
-    this.retryAfter = waits.length > 0 ? Math.max(...waits) : undefined;
+    this.retryAfter = retryAfter ?? (waits.length > 0 ? Math.max(...waits) : undefined);
   }
 
   /** Receivers that failed for good are not asked again, so one retryable failure is enough. */
   override get retryable(): boolean {
     return this.failures.some(({ error }) => error.retryable);
+  }
+}
+
+/**
+ * A receiver got no request in this attempt: it failed `breakerThreshold` times in a row and backs
+ * off until `retryAfter` ms from now. Retryable: the receiver may heal.
+ */
+export class BackingOffError extends DeliveryError {
+  /** Wait until the receiver gets its next (probe) request, in ms. */
+  readonly retryAfter: number;
+
+  constructor(retryAfter: number, cause?: DeliveryError) {
+    super(
+      `Not sent: the URL is backing off after repeated failures${cause ? ` (latest: ${cause.message})` : ''}; next try in ${retryAfter} ms`,
+      { code: 'ERR_BACKING_OFF', cause },
+    );
+    this.retryAfter = retryAfter;
+  }
+
+  override get retryable(): boolean {
+    return true;
   }
 }

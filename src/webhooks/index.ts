@@ -11,11 +11,13 @@ export type {
   ScreenBody,
   TrackBody,
   WebhookBody,
+  WebhookBodyOptions,
   WebhookInput,
   WebhookType,
 } from './body.js';
 export { WebhookDestination } from './destination.js';
 export type {
+  DeliverOptions,
   WebhookAttemptEvent,
   WebhookDeliveredEvent,
   WebhookDeliveryResult,
@@ -23,7 +25,9 @@ export type {
   WebhookFailedEvent,
   WebhookRetryEvent,
 } from './destination.js';
-export { WebhookError } from './error.js';
+export { BackingOffError, WebhookError } from './error.js';
+export { prepareWebhook } from './prepared.js';
+export type { PreparedWebhook } from './prepared.js';
 export type { WebhookFailure } from './error.js';
 export { MAX_WEBHOOKS, USER_AGENT, WEBHOOK_DEFAULTS } from './settings.js';
 export type { Webhook, WebhookDestinationOptions, WebhookSettings } from './settings.js';

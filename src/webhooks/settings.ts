@@ -26,7 +26,8 @@ export interface WebhookDestinationOptions {
    */
   timeout?: number;
   /**
-   * How long after a message's first attempt it may still be retried (spec §7); `0` never retries.
+   * How long after a message was received (its `receivedAt`: by default when `deliver()` was
+   * called) it may still be retried (spec §7); `0` never retries.
    * @default 14400000 (4 hours)
    */
   retryWindow?: number;
@@ -40,6 +41,19 @@ export interface WebhookDestinationOptions {
    * @default 300000 (5 minutes)
    */
   maxRetryDelay?: number;
+  /**
+   * Requests in progress to one URL at once. A delivery that finds a URL full goes to the other
+   * URLs, or waits for the first free slot; a slow URL never holds back the others.
+   * @default 64
+   */
+  maxRequestsPerUrl?: number;
+  /**
+   * Consecutive failures (timeouts, network errors, 5xx, 408, 429) after which a URL backs off on
+   * its own: it gets no request for `minRetryDelay`, then one probe; each failed probe doubles the
+   * wait, up to `maxRetryDelay`; any answer other than a failure ends the backoff.
+   * @default 5
+   */
+  breakerThreshold?: number;
   /**
    * An undici `Dispatcher` to send with (a proxy agent, say). The destination does not close it, and
    * cannot check it: it must keep verifying TLS certificates.
@@ -67,6 +81,8 @@ export interface ResolvedWebhookConfig {
   readonly retryWindow: number;
   readonly minRetryDelay: number;
   readonly maxRetryDelay: number;
+  readonly maxRequestsPerUrl: number;
+  readonly breakerThreshold: number;
   readonly dispatcher: Dispatcher | undefined;
   readonly fetch: FetchLike | undefined;
 }
@@ -77,6 +93,8 @@ export const WEBHOOK_DEFAULTS = {
   retryWindow: 4 * 60 * 60 * 1000,
   minRetryDelay: 1_000,
   maxRetryDelay: 5 * 60 * 1000,
+  maxRequestsPerUrl: 64,
+  breakerThreshold: 5,
 } as const;
 
 /** Most receivers one destination may have (spec §8). */
@@ -133,6 +151,8 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
     retryWindow: integer('retryWindow', options.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow, 0),
     minRetryDelay,
     maxRetryDelay: integer('maxRetryDelay', options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
+    maxRequestsPerUrl: integer('maxRequestsPerUrl', options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl, 1),
+    breakerThreshold: integer('breakerThreshold', options.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold, 1),
     dispatcher: options.dispatcher,
     fetch: optionalFunction('fetch', options.fetch),
   });
@@ -141,11 +161,20 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
 function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   if (!isPlainObject(webhook)) throw new ConfigError(name, `Expected \`${name}\` to be an object with a \`url\`, got ${describe(webhook)}`);
   const url = webhook.url;
-  if (typeof url !== 'string' || parseHttpUrl(url) === undefined) {
+  const parsed = typeof url === 'string' ? parseHttpUrl(url) : undefined;
+  if (parsed === undefined) {
     throw new ConfigError(`${name}.url`, `Expected \`${name}.url\` to be an absolute http or https URL, got ${describe(url)}`);
   }
+  // undici would drop them silently and the receiver's basic auth would fail; refusing also keeps
+  // a password out of every place a URL is shown.
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new ConfigError(
+      `${name}.url`,
+      `Expected \`${name}.url\` to have no user name or password (they would not be sent); put an \`Authorization\` header in its \`headers\` instead`,
+    );
+  }
   const headers = { ...resolveHeaders(webhook.headers ?? {}, `${name}.headers`), 'user-agent': USER_AGENT, 'content-type': 'application/json' };
-  return Object.freeze({ url, headers: Object.freeze(headers) });
+  return Object.freeze({ url: url as string, headers: Object.freeze(headers) });
 }
 
 function resolveHeaders(headers: unknown, name: string): Record<string, string> {

@@ -23,7 +23,9 @@ describe('parseConfig', () => {
         source({ destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } } }),
         { name: 'bare', writeKey: 'wk_bare' },
       ],
-      delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5 },
+      delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
+      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
+      allowedHosts: ['collector.internal', '.example.com'],
     };
     expect(parseConfig(input)).toEqual({
       adminToken: 'secret',
@@ -31,13 +33,34 @@ describe('parseConfig', () => {
         { name: 'web', writeKey: 'wk_web', webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } },
         { name: 'bare', writeKey: 'wk_bare' },
       ],
-      delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5 },
+      delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
+      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
+      allowedHosts: ['collector.internal', '.example.com'],
     });
+  });
+
+  it('bounds slow clients by default: 10 s for headers, 30 s for a whole request, 1,000 connections', () => {
+    expect(parseConfig({ sources: [source()] })).toMatchObject({ server: { headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 }, allowedHosts: [] });
   });
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `allowedHosts`, got `extra`'],
+    [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
+    [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],
+    [
+      { sources: [source()], server: { headersTimeout: 5_000, requestTimeout: 1_000 } },
+      'server.requestTimeout',
+      'Expected `server.requestTimeout` to be >= `server.headersTimeout` (5000), got `1000`',
+    ],
+    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, got `maxConnection`'],
+    [{ sources: [source()], allowedHosts: 'collector.internal' }, 'allowedHosts', 'Expected `allowedHosts` to be an array of host names, got `"collector.internal"` (string)'],
+    [
+      { sources: [source()], allowedHosts: ['ok.internal', 'with.port:8088'] },
+      'allowedHosts[1]',
+      'Expected `allowedHosts[1]` to be a host name without port, like "collector.internal" or ".example.com", got `"with.port:8088"` (string)',
+    ],
+    [{ sources: [source()], delivery: { maxRequestsPerUrl: 0 } }, 'delivery.maxRequestsPerUrl', 'Expected `delivery.maxRequestsPerUrl` to be an integer >= 1, got `0` (number)'],
     [{ sources: {} }, 'sources', 'Expected `sources` to be a non-empty array, got an instance of Object'],
     [{ sources: [source()], adminToken: '' }, 'adminToken', 'Expected `adminToken` to be a non-empty string, got `""` (string)'],
     [{ sources: [source({ name: 3 })] }, 'sources[0].name', 'Expected `sources[0].name` to be a non-empty string, got `3` (number)'],
@@ -58,6 +81,11 @@ describe('parseConfig', () => {
       { sources: [source({ destinations: { Webhooks: { ...hook(), secret: 'typo' } } })] },
       'sources[0].destinations.Webhooks.secret',
       'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, got `secret`',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: hook('http://user:pass@x.test/in') } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].url',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].url` to have no user name or password (they would not be sent); put an `Authorization` header in its `headers` instead',
     ],
     [{ sources: [source()], delivery: { timeout: 0 } }, 'delivery.timeout', 'Expected `delivery.timeout` to be an integer >= 1, got `0` (number)'],
     [

@@ -55,6 +55,13 @@ it('delivers after a restart what was accepted before a SIGKILL, each message on
   const seqs = accepted.filter((b) => b.event === 'Numbered').map((b) => b.properties.seq as number);
   expect(seqs.sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, seq) => seq));
   expect(accepted.filter((b) => b.type === 'identify').map((b) => [b.userId, b.traits.survivors]).sort()).toEqual([['s1', true], ['s2', true]]);
+  // Every attempt of a message, before and after the kill, sent the same bytes: a receiver can
+  // de-duplicate by messageId and the signature does not change.
+  const bodies = new Map<string, Set<string>>();
+  for (const { body } of receiver.requests) bodies.set(JSON.parse(body).messageId, (bodies.get(JSON.parse(body).messageId) ?? new Set()).add(body));
+  expect(bodies.size).toBe(27);
+  expect([...bodies.values()].every((set) => set.size === 1)).toBe(true);
+  expect(receiver.requests.length).toBeGreaterThan(27);
 
   // The audience's state survived too: the same membership is no change.
   const again = await postJson(`${second.url}/v1/audiences`, { name: 'Survivors', userIds: ['s2', 's1'] }, { authorization: basic('wk_web') });

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JournalStore } from '../../src/collector/journal.js';
 import type { Delivery } from '../../src/collector/store.js';
+import type { Message } from '../../src/message.js';
+import { prepareWebhook } from '../../src/webhooks/prepared.js';
 import { tempDir } from '../helpers/collector.js';
 
 let temp: ReturnType<typeof tempDir>;
@@ -21,12 +23,8 @@ function store(options: { compactAfter?: number } = {}): JournalStore {
   return created;
 }
 
-const delivery = (id: string, acceptedAt = 1_000): Delivery => ({
-  id,
-  source: 'web',
-  message: { type: 'track', userId: 'u', event: id, messageId: `m-${id}`, timestamp: '2024-01-01T00:00:00.000Z', context: {} },
-  acceptedAt,
-});
+const message = (id: string): Message => ({ type: 'track', userId: 'u', event: id, messageId: `m-${id}`, timestamp: '2024-01-01T00:00:00.000Z', context: {} });
+const delivery = (id: string, acceptedAt = 1_000): Delivery => ({ id, source: 'web', message: message(id), webhook: prepareWebhook(message(id), acceptedAt) });
 const journal = () => path.join(temp.dir, 'data', 'journal.ndjson');
 
 describe('JournalStore', () => {
@@ -41,6 +39,18 @@ describe('JournalStore', () => {
 
     const { pending } = await store().open();
     expect(pending).toEqual([delivery('a', 111)]);
+  });
+
+  it('gives a delivery journaled by an older version, without its body, the body fixed from its acceptance time', async () => {
+    const first = store();
+    await first.open();
+    await first.close();
+    const { webhook: _, ...old } = delivery('old', 4_000);
+    appendFileSync(journal(), `${JSON.stringify({ op: 'accept', deliveries: [{ ...old, acceptedAt: 4_000 }] })}\n`);
+
+    const { pending } = await store().open();
+    expect(pending).toEqual([delivery('old', 4_000)]);
+    expect(JSON.parse(pending[0]!.webhook.body)).toMatchObject({ messageId: 'm-old', receivedAt: '1970-01-01T00:00:04.000Z' });
   });
 
   it('keeps audience states, the latest per source and audience', async () => {

@@ -105,12 +105,13 @@ describe('ingestion from the client', () => {
     const ours = (b: Record<string, any>) => b.userId === userId || b['User ID'] === userId;
     await waitFor(() => received(hookA, ours).length === 6 && received(hookB, ours).length === 6, 'six webhooks at A and B');
     const byType = Object.fromEntries(received(hookA, ours).map((b) => [b.type, b]));
-    const common = { version: 1, timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), context: expect.any(Object) };
+    const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const common = { version: 1, timestamp: iso, context: expect.any(Object), messageId: expect.any(String), receivedAt: iso };
     expect(byType).toEqual({
       identify: { ...common, type: 'identify', userId, traits: { name: 'Ada', age: 36 } },
       track: { ...common, type: 'track', userId, event: 'Order Completed', properties: { total: 30 } },
-      page: { ...common, type: 'page', userId, properties: { path: '/checkout', title: 'Checkout' } },
-      screen: { ...common, type: 'screen', userId, name: 'Home' },
+      page: { ...common, type: 'page', userId, properties: { path: '/checkout', title: 'Checkout' }, name: 'Checkout' },
+      screen: { ...common, type: 'screen', userId, name: 'Home', properties: {} },
       group: { ...common, type: 'group', userId, groupId: 'acme', traits: { plan: 'pro' } },
       alias: { ...common, type: 'alias', 'Previous ID': 'anon-1', 'User ID': userId },
     });
@@ -238,10 +239,12 @@ describe('routing by source and integrations map', () => {
     expect(received(hookA, (b) => b.event === 'app-only' || b.event === 'server-only')).toEqual([]);
   });
 
-  it('accepts an anonymous-only message but does not forward it: webhook bodies need a userId', async () => {
-    expect((await post('/v1/track', { anonymousId: 'anon', event: 'anonymous-only' }, 'wk_web')).status).toBe(200);
-    await waitFor(() => streamed((e) => e.message.event === 'anonymous-only').length === 1, 'the anonymous event');
-    expect(streamed((e) => e.message.event === 'anonymous-only')[0]!.routes[0]).toMatchObject({ forwarded: false, reason: expect.stringContaining('userId') });
+  it('forwards an anonymous-only message with its anonymousId and no userId key', async () => {
+    const sent = { anonymousId: 'anon', event: 'anonymous-only', messageId: 'm-anon', timestamp: '2024-05-01T00:00:00.000Z' };
+    expect((await post('/v1/track', sent, 'wk_web')).status).toBe(200);
+    await waitFor(() => received(hookA, (b) => b.event === 'anonymous-only').length === 1, 'the anonymous message at A');
+    const body = hookA.requests.map((r) => r.body).find((raw) => raw.includes('"anonymous-only"'))!;
+    expect(body).toMatch(/^\{"version":1,"type":"track","event":"anonymous-only","properties":\{\},"timestamp":"2024-05-01T00:00:00.000Z","messageId":"m-anon","anonymousId":"anon","receivedAt":"[^"]+"\}$/);
   });
 
   it('streams each webhook status: retrying while it answers 5xx, then delivered; failed on a 4xx', async () => {

@@ -34,8 +34,9 @@ function destination(url: string, sharedSecret?: string): WebhookDestination {
 describe('examples/webhook-receiver', () => {
   it('accepts what the destination signed with the shared secret', async () => {
     const { url, received } = await startExample();
-    expect(await destination(url, secret).deliver(identify)).toEqual({ delivered: true, attempts: 1 });
-    expect(received).toEqual([{ version: 1, type: 'identify', userId: 'u1', timestamp: identify.timestamp, traits: { plan: 'pro' } }]);
+    const receivedAt = '2024-03-01T12:30:00.500Z';
+    expect(await destination(url, secret).deliver(identify, { receivedAt })).toEqual({ delivered: true, attempts: 1 });
+    expect(received).toEqual([{ version: 1, type: 'identify', userId: 'u1', traits: { plan: 'pro' }, timestamp: identify.timestamp, messageId: 'm1', receivedAt }]);
   });
 
   it('answers 401 to another secret or no signature, which the destination does not retry', async () => {

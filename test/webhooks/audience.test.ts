@@ -62,6 +62,7 @@ describe('audienceSync', () => {
       userId: 'u1',
       timestamp: message!.timestamp,
       traits: { power_users: true },
+      messageId: message!.messageId,
     });
   });
 

@@ -9,66 +9,59 @@ function message(fields: Record<string, unknown>): Message {
 }
 
 describe('toWebhookBody', () => {
-  it('keeps exactly version, type, userId, timestamp and properties of a page', () => {
+  const at = { receivedAt: '2024-03-01T12:30:01.000Z' };
+
+  it('keeps the spec fields of a page in their order, then adds messageId, anonymousId, name, category and receivedAt', () => {
     const body = toWebhookBody(
       message({ type: 'page', userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/', url: 'https://x.test/', extra: 1 } }),
+      at,
     );
-    expect(body).toStrictEqual({
-      version: 1,
-      type: 'page',
-      userId: 'u1',
-      timestamp,
-      properties: { path: '/', url: 'https://x.test/', extra: 1 },
-    });
+    expect(JSON.stringify(body)).toBe(
+      `{"version":1,"type":"page","userId":"u1","properties":{"path":"/","url":"https://x.test/","extra":1},"timestamp":"${timestamp}",` +
+        '"messageId":"m-1","anonymousId":"anon-1","name":"Home","category":"Docs","receivedAt":"2024-03-01T12:30:01.000Z"}',
+    );
   });
 
-  it('keeps the name and the device, os and app context of a screen', () => {
+  it('keeps the name and the device, os and app context of a screen, then adds its properties', () => {
     const context = { device: { model: 'Pixel 8', type: 'android' }, os: { name: 'Android', version: '14' }, app: { build: '7', name: 'Shop', version: '2.1' } };
     const body = toWebhookBody(message({ type: 'screen', userId: 'u1', name: 'Cart', properties: { a: 1 }, context }));
-    expect(body).toStrictEqual({ version: 1, type: 'screen', userId: 'u1', name: 'Cart', timestamp, context });
+    expect(body).toStrictEqual({ version: 1, type: 'screen', userId: 'u1', name: 'Cart', timestamp, context, messageId: 'm-1', anonymousId: 'anon-1', properties: { a: 1 } });
+    expect(Object.keys(body)).toEqual(['version', 'type', 'userId', 'name', 'timestamp', 'context', 'messageId', 'anonymousId', 'properties']);
   });
 
   it('carries the traits of an identify, and an empty object when it has none', () => {
-    expect(toWebhookBody(message({ type: 'identify', userId: 'u1', traits: { plan: 'pro', seats: 3 } }))).toStrictEqual({
-      version: 1,
-      type: 'identify',
-      userId: 'u1',
-      timestamp,
-      traits: { plan: 'pro', seats: 3 },
-    });
+    expect(JSON.stringify(toWebhookBody(message({ type: 'identify', userId: 'u1', traits: { plan: 'pro', seats: 3 } }), at))).toBe(
+      `{"version":1,"type":"identify","userId":"u1","traits":{"plan":"pro","seats":3},"timestamp":"${timestamp}","messageId":"m-1","anonymousId":"anon-1","receivedAt":"${at.receivedAt}"}`,
+    );
     expect(toWebhookBody(message({ type: 'identify', userId: 'u1' }))).toMatchObject({ traits: {} });
   });
 
   it('carries the event and properties of a track', () => {
-    expect(toWebhookBody(message({ type: 'track', userId: 'u1', event: 'Signed Up', properties: { plan: 'pro' } }))).toStrictEqual({
-      version: 1,
-      type: 'track',
-      userId: 'u1',
-      timestamp,
-      event: 'Signed Up',
-      properties: { plan: 'pro' },
-    });
+    expect(JSON.stringify(toWebhookBody(message({ type: 'track', userId: 'u1', event: 'Signed Up', properties: { plan: 'pro' } }), at))).toBe(
+      `{"version":1,"type":"track","userId":"u1","event":"Signed Up","properties":{"plan":"pro"},"timestamp":"${timestamp}","messageId":"m-1","anonymousId":"anon-1","receivedAt":"${at.receivedAt}"}`,
+    );
   });
 
-  it('names the identities of an alias "Previous ID" and "User ID", with no userId or previousId', () => {
-    const body = toWebhookBody(message({ type: 'alias', userId: 'new-id', previousId: 'old-id' }));
-    expect(body).toStrictEqual({ version: 1, type: 'alias', 'Previous ID': 'old-id', 'User ID': 'new-id', timestamp });
-    expect(JSON.stringify(body)).toBe(`{"version":1,"type":"alias","Previous ID":"old-id","User ID":"new-id","timestamp":"${timestamp}"}`);
+  it('names the identities of an alias "Previous ID" and "User ID", with no userId, previousId or anonymousId', () => {
+    const body = toWebhookBody(message({ type: 'alias', userId: 'new-id', previousId: 'old-id' }), at);
+    expect(JSON.stringify(body)).toBe(
+      `{"version":1,"type":"alias","Previous ID":"old-id","User ID":"new-id","timestamp":"${timestamp}","messageId":"m-1","receivedAt":"${at.receivedAt}"}`,
+    );
   });
 
   it('carries groupId, userId and traits of a group', () => {
-    expect(toWebhookBody(message({ type: 'group', userId: 'u1', groupId: 'g1', traits: { name: 'Acme', employees: 40 } }))).toStrictEqual({
-      version: 1,
-      type: 'group',
-      userId: 'u1',
-      timestamp,
-      groupId: 'g1',
-      traits: { name: 'Acme', employees: 40 },
-    });
+    expect(JSON.stringify(toWebhookBody(message({ type: 'group', userId: 'u1', groupId: 'g1', traits: { name: 'Acme', employees: 40 } }), at))).toBe(
+      `{"version":1,"type":"group","userId":"u1","groupId":"g1","traits":{"name":"Acme","employees":40},"timestamp":"${timestamp}","messageId":"m-1","anonymousId":"anon-1","receivedAt":"${at.receivedAt}"}`,
+    );
   });
 
-  it('makes a delete exactly type, userId and timestamp, without version', () => {
-    expect(toWebhookBody({ type: 'delete', userId: 'u1', timestamp: new Date(timestamp), messageId: 'd-1' })).toStrictEqual({
+  it('forwards an anonymous-only message with its anonymousId and no userId key', () => {
+    const body = toWebhookBody({ type: 'track', anonymousId: 'anon-9', event: 'E', messageId: 'm-9', timestamp, context: {} } as Message);
+    expect(JSON.stringify(body)).toBe(`{"version":1,"type":"track","event":"E","properties":{},"timestamp":"${timestamp}","messageId":"m-9","anonymousId":"anon-9"}`);
+  });
+
+  it('makes a delete exactly type, userId and timestamp, without version, messageId or receivedAt', () => {
+    expect(toWebhookBody({ type: 'delete', userId: 'u1', timestamp: new Date(timestamp), messageId: 'd-1' }, at)).toStrictEqual({
       type: 'delete',
       userId: 'u1',
       timestamp,
@@ -97,8 +90,8 @@ describe('toWebhookBody', () => {
     );
   });
 
-  it('refuses an anonymous-only message, which has no webhook form', () => {
-    expect(() => toWebhookBody(message({ type: 'track', event: 'E' }))).toThrow(ValidationError);
+  it('refuses a delete without userId, and a message with neither userId nor anonymousId', () => {
+    expect(() => toWebhookBody({ type: 'track', event: 'E' } as unknown as WebhookInput)).toThrow(ValidationError);
     expect(() => toWebhookBody({ type: 'delete' } as WebhookInput)).toThrow(expect.objectContaining({ field: 'userId' }));
   });
 

@@ -19,6 +19,8 @@ useMockServer();
 const URL_A = 'https://a.hooks.test/in';
 const URL_B = 'https://b.hooks.test/in';
 const HOUR = 3_600_000;
+/** A URL that never backs off on its own, to see one delivery's retry schedule alone. */
+const NO_BREAKER = Number.MAX_SAFE_INTEGER;
 
 const track: Message = {
   type: 'track',
@@ -77,7 +79,8 @@ describe('WebhookDestination retries', () => {
   it('gives up retryWindow after the first attempt and reports the last failures', async () => {
     vi.useFakeTimers();
     const requests = mockWebhook(URL_A, () => reply(503));
-    const dest = destination([URL_A], { retryWindow: 60_000, minRetryDelay: 1_000, maxRetryDelay: 10_000 });
+    // One delivery's own schedule: the URL's backoff across deliveries is destination-isolation's.
+    const dest = destination([URL_A], { retryWindow: 60_000, minRetryDelay: 1_000, maxRetryDelay: 10_000, breakerThreshold: NO_BREAKER });
     const failed = record(dest, 'failed');
     const start = Date.now();
 
@@ -96,13 +99,13 @@ describe('WebhookDestination retries', () => {
     expect(error).toBeInstanceOf(WebhookError);
     expect(error.retryable).toBe(true);
     expect(error.failures).toMatchObject([{ url: URL_A, error: { status: 503 } }]);
-    expect(failed).toEqual([{ messageId: 'msg-1', attempts: requests.length, error }]);
+    expect(failed).toEqual([{ id: 'msg-1', messageId: 'msg-1', attempts: requests.length, error }]);
   });
 
   it('retries for 4 hours by default, at most 5 minutes apart', async () => {
     vi.useFakeTimers();
     const requests = mockWebhook(URL_A, () => reply(500));
-    const delivery = destination([URL_A]).deliver(track);
+    const delivery = destination([URL_A], { breakerThreshold: NO_BREAKER }).deliver(track);
     const done = settled(delivery);
     const start = Date.now();
 

@@ -65,7 +65,7 @@ describe('WebhookDestination against loopback receivers', () => {
     const [atA, atB] = [a.requests[0]!, b.requests[0]!];
     expect(atA.method).toBe('POST');
     expect(atA.path).toBe('/hook');
-    expect(JSON.parse(atA.raw.toString('utf8'))).toStrictEqual(toWebhookBody(track));
+    expect(JSON.parse(atA.raw.toString('utf8'))).toStrictEqual({ ...toWebhookBody(track), receivedAt: expect.any(String) });
     expect(atB.raw.equals(atA.raw)).toBe(true);
     for (const request of [atA, atB]) {
       expect(request.headers['user-agent']).toBe('batched-analytics-webhooks/1.0');
@@ -104,7 +104,7 @@ describe('WebhookDestination against loopback receivers', () => {
 
     expect(failing.requests).toHaveLength(1);
     expect(ok.requests).toHaveLength(1);
-    expect(delivered).toEqual([{ messageId: 'msg-1', attempts: 1, accepted: [{ index: 1, url: ok.url, status: 202 }] }]);
+    expect(delivered).toEqual([{ id: 'msg-1', messageId: 'msg-1', attempts: 1, accepted: [{ index: 1, url: ok.url, status: 202 }] }]);
     const byIndex = [...attempts].sort((x, y) => x.index - y.index);
     expect(byIndex).toMatchObject([
       { messageId: 'msg-1', type: 'track', attempt: 1, index: 0, url: failing.url, ok: false, status: 500 },
@@ -145,7 +145,7 @@ describe('WebhookDestination against loopback receivers', () => {
     expect(error.failures).toMatchObject([{ index: 0, url: gone.url, error: { status: 410 } }]);
     expect(error.message).toContain(`${gone.url}: Request failed with status 410`);
     expect(gone.requests).toHaveLength(1);
-    expect(failed).toEqual([{ messageId: 'msg-1', attempts: 1, error }]);
+    expect(failed).toEqual([{ id: 'msg-1', messageId: 'msg-1', attempts: 1, error }]);
   });
 
   it('leaves a URL that answered a permanent 4xx out of later attempts', async () => {

@@ -51,12 +51,26 @@ describe('WebhookDestination settings', () => {
     expect(configError({ webhooks: [] }).message).toBe('Expected `webhooks` to be an array of 1 to 5 entries, got 0 entries');
   });
 
+  it.each(['http://user:pass@hooks.test/x', 'https://token@hooks.test/x', 'https://:pass@hooks.test/x'])(
+    'refuses credentials in a URL (%s), which would be dropped, and says where they go instead',
+    (withCredentials) => {
+      const error = configError({ webhooks: [{ url }, { url: withCredentials }] });
+      expect(error).toMatchObject({ name: 'ConfigError', option: 'webhooks[1].url' });
+      expect(error.message).toBe(
+        'Expected `webhooks[1].url` to have no user name or password (they would not be sent); put an `Authorization` header in its `headers` instead',
+      );
+      expect(error.message).not.toContain(withCredentials);
+    },
+  );
+
   it.each([
     [{ timeout: 0 }, 'timeout'],
     [{ retryWindow: -1 }, 'retryWindow'],
     [{ minRetryDelay: 1.5 }, 'minRetryDelay'],
     [{ minRetryDelay: 500, maxRetryDelay: 100 }, 'maxRetryDelay'],
     [{ fetch: 'fetch' as never }, 'fetch'],
+    [{ maxRequestsPerUrl: 0 }, 'maxRequestsPerUrl'],
+    [{ breakerThreshold: 0.5 }, 'breakerThreshold'],
   ])('refuses the option %o', (options, option) => {
     expect(configError({ webhooks: [{ url }] }, options).option).toBe(option);
   });

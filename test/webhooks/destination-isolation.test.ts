@@ -1,0 +1,180 @@
+import { HttpResponse } from 'msw';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  BackingOffError,
+  type Message,
+  WebhookDestination,
+  type WebhookDestinationOptions,
+  type WebhookError,
+  type WebhookSettings,
+} from '../../src/webhooks/index.js';
+import { viaGlobalFetch } from '../helpers/endpoint.js';
+import { record } from '../helpers/events.js';
+import { useMockServer } from '../helpers/msw-lifecycle.js';
+import { mockWebhook } from '../helpers/msw-webhooks.js';
+import { type Receiver, type Reply, startReceiver, status } from '../helpers/receiver.js';
+
+useMockServer();
+
+const message = (n: number): Message => ({
+  type: 'track',
+  messageId: `msg-${n}`,
+  timestamp: '2024-03-01T12:30:00.123Z',
+  context: {},
+  userId: 'u1',
+  event: 'Signed Up',
+});
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+  vi.useRealTimers();
+});
+
+async function receiver(reply?: Reply): Promise<Receiver> {
+  const started = await startReceiver(reply);
+  cleanup.push(started.close);
+  return started;
+}
+
+function destination(settings: WebhookSettings, options: WebhookDestinationOptions = {}): WebhookDestination {
+  const created = new WebhookDestination(settings, options);
+  cleanup.push(() => created.close());
+  return created;
+}
+
+/** Never answers: a receiver that stalls until the destination's timeout. */
+const stall: Reply = () => undefined;
+
+describe('WebhookDestination isolation between URLs (loopback receivers)', () => {
+  it('settles on the first 2xx without waiting for a URL that stalls, and does not ask it again', async () => {
+    const healthy = await receiver(status(200));
+    const stalled = await receiver(stall);
+    const dest = destination({ webhooks: [{ url: stalled.url }, { url: healthy.url }] }, { timeout: 60_000 });
+    const delivered = record(dest, 'delivered');
+
+    const started = performance.now();
+    expect(await dest.deliver(message(1))).toEqual({ delivered: true, attempts: 1 });
+
+    // Far below the 60 s timeout: only the healthy URL was waited for.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(delivered).toMatchObject([{ accepted: [{ index: 1, url: healthy.url, status: 200 }] }]);
+    await stalled.nth(1);
+    expect(stalled.requests).toHaveLength(1);
+  });
+
+  it('bounds the requests in progress per URL; a full URL never holds back deliveries another URL can take', async () => {
+    const healthy = await receiver(status(200));
+    const stalled = await receiver(stall);
+    const dest = destination({ webhooks: [{ url: stalled.url }, { url: healthy.url }] }, { timeout: 60_000, maxRequestsPerUrl: 3 });
+
+    const results = await Promise.all(Array.from({ length: 40 }, (_, n) => dest.deliver(message(n))));
+
+    expect(results.every((result) => result.delivered && result.attempts === 1)).toBe(true);
+    expect(healthy.requests).toHaveLength(40);
+    // Only as many as its lane holds: the other deliveries went to the healthy URL alone.
+    await stalled.nth(3);
+    expect(stalled.requests).toHaveLength(3);
+  });
+
+  it('close() ends deliveries waiting for a slot at once, with a ClosedError', async () => {
+    const stalled = await receiver(stall);
+    const dest = new WebhookDestination({ webhooks: [{ url: stalled.url }] }, { timeout: 60_000, maxRequestsPerUrl: 2 });
+    const deliveries = Array.from({ length: 10 }, (_, n) => dest.deliver(message(n)));
+    await stalled.nth(2);
+
+    await dest.close();
+    const results = await Promise.all(deliveries);
+    expect(results.every((result) => !result.delivered && result.error?.name === 'ClosedError')).toBe(true);
+    expect(stalled.requests).toHaveLength(2);
+  });
+
+  it('never has more than maxRequestsPerUrl requests in progress to a slow URL', async () => {
+    let inProgress = 0;
+    let peak = 0;
+    const slow = await receiver((_request, res) => {
+      inProgress += 1;
+      peak = Math.max(peak, inProgress);
+      setTimeout(() => {
+        inProgress -= 1;
+        res.writeHead(200).end();
+      }, 20);
+    });
+    const dest = destination({ webhooks: [{ url: slow.url }] }, { maxRequestsPerUrl: 4 });
+
+    const results = await Promise.all(Array.from({ length: 30 }, (_, n) => dest.deliver(message(n))));
+
+    expect(results.every((result) => result.delivered)).toBe(true);
+    expect(slow.requests).toHaveLength(30);
+    expect(peak).toBe(4);
+  });
+});
+
+describe('WebhookDestination backoff of a failing URL (mocked, fake timers)', () => {
+  const FAILING = 'https://failing.hooks.test/in';
+  const HEALTHY = 'https://healthy.hooks.test/in';
+  const options = { fetch: viaGlobalFetch, breakerThreshold: 3, minRetryDelay: 1_000, maxRetryDelay: 8_000 };
+
+  it('stops asking a URL after breakerThreshold failures in a row, probes it after the cooldown, and doubles the cooldown', async () => {
+    vi.useFakeTimers();
+    const failing = mockWebhook(FAILING, () => new HttpResponse(null, { status: 503 }));
+    const healthy = mockWebhook(HEALTHY, () => new HttpResponse(null, { status: 200 }));
+    const dest = destination({ webhooks: [{ url: FAILING }, { url: HEALTHY }] }, options);
+    const deliverAll = async (count: number) => {
+      for (let n = 0; n < count; n++) expect(await dest.deliver(message(n))).toEqual({ delivered: true, attempts: 1 });
+    };
+
+    await deliverAll(10);
+    expect(failing).toHaveLength(3);
+    expect(healthy).toHaveLength(10);
+
+    await vi.advanceTimersByTimeAsync(999);
+    await deliverAll(1);
+    expect(failing).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(1);
+    await deliverAll(3);
+    // One probe, which failed: closed again, now for 2 s.
+    expect(failing).toHaveLength(4);
+    await vi.advanceTimersByTimeAsync(1_999);
+    await deliverAll(1);
+    expect(failing).toHaveLength(4);
+    await vi.advanceTimersByTimeAsync(1);
+    await deliverAll(1);
+    expect(failing).toHaveLength(5);
+  });
+
+  it.each([200, 400])('takes a URL back once its probe gets any answer (%i: the URL is up)', async (answer) => {
+    vi.useFakeTimers();
+    const failing = mockWebhook(FAILING, (n) => new HttpResponse(null, { status: n < 3 ? 500 : answer }));
+    mockWebhook(HEALTHY, () => new HttpResponse(null, { status: 200 }));
+    const dest = destination({ webhooks: [{ url: FAILING }, { url: HEALTHY }] }, options);
+    for (let n = 0; n < 5; n++) await dest.deliver(message(n));
+    expect(failing).toHaveLength(3);
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    for (let n = 0; n < 5; n++) await dest.deliver(message(n));
+    expect(failing).toHaveLength(8);
+  });
+
+  it('when every URL backs off, waits until the first may be probed, reporting BackingOffError', async () => {
+    vi.useFakeTimers();
+    const failing = mockWebhook(FAILING, (n) => new HttpResponse(null, { status: n < 3 ? 503 : 200 }));
+    const dest = destination({ webhooks: [{ url: FAILING }] }, { ...options, breakerThreshold: 1, minRetryDelay: 10_000, maxRetryDelay: 10_000 });
+    const retries = record(dest, 'retry');
+
+    const first = dest.deliver(message(1));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(failing).toHaveLength(1);
+    const second = dest.deliver(message(2));
+    await vi.advanceTimersByTimeAsync(0);
+    // The second delivery sent nothing: the URL backs off for 10 s.
+    expect(failing).toHaveLength(1);
+    const backingOff = retries.find((r) => r.id === 'msg-2')!;
+    expect((backingOff.error as WebhookError).failures[0]!.error).toBeInstanceOf(BackingOffError);
+    expect(backingOff.delay).toBe(10_000);
+
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(await first).toMatchObject({ delivered: true });
+    expect(await second).toMatchObject({ delivered: true });
+  });
+});
