@@ -8,6 +8,9 @@ const shared: Options = {
   target: 'node20',
   // p-retry 7 is ESM-only: bundle it (and its one dependency) so `require()` of the CJS build works.
   noExternal: ['p-retry', 'is-network-error'],
+  // Keep `node:` on built-in imports: Workers (`nodejs_compat`), Deno and edge bundlers know the
+  // built-ins by that prefix only.
+  removeNodeProtocol: false,
   // `npm run build` empties dist/ first: two builds writing into it at once must not clean it.
   clean: false,
 };
