@@ -57,18 +57,24 @@ export function openConnection(options: ConnectionOptions): Connection {
  */
 class DeferredConnection implements Connection {
   readonly #options: ConnectionOptions;
-  #open: Promise<Connection> | undefined;
+  #loading: Promise<Connection> | undefined;
+  /** Set once undici is loaded: later requests call it directly, with no promise in between. */
+  #loaded: Connection | undefined;
 
   constructor(options: ConnectionOptions) {
     this.#options = options;
   }
 
   send(request: Outgoing): Promise<RawResponse> {
-    this.#open ??= import('./connection-undici.js').then(({ UndiciConnection }) => new UndiciConnection(this.#options));
-    return this.#open.then((connection) => connection.send(request));
+    if (this.#loaded) return this.#loaded.send(request);
+    this.#loading ??= import('./connection-undici.js').then(({ UndiciConnection }) => {
+      this.#loaded = new UndiciConnection(this.#options);
+      return this.#loaded;
+    });
+    return this.#loading.then((connection) => connection.send(request));
   }
 
   async close(force?: boolean): Promise<void> {
-    if (this.#open) await (await this.#open).close(force);
+    if (this.#loading) await (await this.#loading).close(force);
   }
 }
