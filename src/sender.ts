@@ -1,14 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import { Agent, type Dispatcher } from 'undici';
 import { withSentAt } from './batch.js';
+import { type Connection, openConnection } from './connection.js';
 import type { Emitter } from './emitter.js';
 import { DeliveryError, HttpError, NetworkError } from './errors.js';
 import type { AnalyticsEvents } from './events.js';
 import type { ClientLog } from './logger.js';
 import type { ResolvedOptions } from './options.js';
 import { type RetryPolicy, withRetry } from './retry.js';
+import { RUNTIME } from './runtime.js';
 import { post } from './transport.js';
 import { VERSION } from './version.js';
 
@@ -30,9 +31,7 @@ export class BatchSender {
   readonly #options: ResolvedOptions;
   readonly #headers: Record<string, string>;
   readonly #policy: RetryPolicy;
-  /** The client's own agent; absent when the user supplied a dispatcher. */
-  readonly #agent: Agent | undefined;
-  readonly #dispatcher: Dispatcher | undefined;
+  readonly #connection: Connection;
   readonly #abort = new AbortController();
   readonly #events: Emitter<AnalyticsEvents>;
   readonly #log: ClientLog;
@@ -45,13 +44,11 @@ export class BatchSender {
     this.#headers = {
       authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`,
       'content-type': 'application/json',
-      'user-agent': `batched-analytics/${VERSION} (node ${process.version})`,
+      'user-agent': `batched-analytics/${VERSION} (${RUNTIME})`,
       ...(options.gzip ? { 'content-encoding': 'gzip' } : {}),
     };
     this.#policy = { retries: options.maxRetries, minDelay: options.minRetryDelay, maxDelay: options.maxRetryDelay };
-    this.#agent =
-      options.dispatcher || options.disable ? undefined : new Agent({ connections: options.maxInFlight, keepAliveTimeout: 4_000 });
-    this.#dispatcher = options.dispatcher ?? this.#agent;
+    this.#connection = openConnection({ connections: options.maxInFlight, dispatcher: options.dispatcher, fetch: options.fetch });
     // Each batch in flight listens to the abort signal once (its request or its retry wait): raise
     // Node's leak warning past that bound, not past its default of 10.
     setMaxListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);
@@ -80,8 +77,7 @@ export class BatchSender {
               headers: this.#headers,
               timeout: this.#options.timeout,
               signal,
-              dispatcher: this.#dispatcher,
-              fetch: this.#options.fetch,
+              connection: this.#connection,
             });
             if (observed) this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started });
             return status;
@@ -124,7 +120,7 @@ export class BatchSender {
 
   /** Releases the client's own connections: gracefully, or at once after an abort. */
   async close(): Promise<void> {
-    if (this.#agent) await (this.aborted ? this.#agent.destroy() : this.#agent.close());
+    await this.#connection.close(this.aborted);
   }
 }
 

@@ -1,6 +1,5 @@
-import { type Dispatcher, request } from 'undici';
+import type { Connection } from './connection.js';
 import { DeliveryError, HttpError, NetworkError, TimeoutError } from './errors.js';
-import type { FetchLike } from './options.js';
 
 /** One POST. Durations in ms. */
 export interface PostRequest {
@@ -11,18 +10,8 @@ export interface PostRequest {
   timeout: number;
   /** Aborts the attempt with the signal's reason (e.g. a `close()` deadline). */
   signal?: AbortSignal;
-  dispatcher?: Dispatcher;
-  /** Send with this fetch-compatible function instead of undici's `request`. */
-  fetch?: FetchLike;
-}
-
-/** A response the transport could read, before it is judged. */
-interface RawResponse {
-  status: number;
-  retryAfter: string | null | undefined;
-  /** Reads the body for an error report, or discards it. */
-  text(): Promise<string>;
-  discard(): Promise<void>;
+  /** How the request leaves the process. */
+  connection: Connection;
 }
 
 /** Longest part of an error response kept in `HttpError.body`. */
@@ -42,7 +31,8 @@ export async function post(req: PostRequest): Promise<number> {
   if (req.signal?.aborted) onAbort();
   else req.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const response = await (req.fetch ? viaFetch(req, req.fetch, controller.signal) : viaUndici(req, controller.signal));
+    const { url, body, headers } = req;
+    const response = await req.connection.send({ url, body, headers, signal: controller.signal });
     if (response.status >= 200 && response.status < 300) {
       await response.discard();
       return response.status;
@@ -57,41 +47,6 @@ export async function post(req: PostRequest): Promise<number> {
     clearTimeout(timer);
     req.signal?.removeEventListener('abort', onAbort);
   }
-}
-
-async function viaUndici(req: PostRequest, signal: AbortSignal): Promise<RawResponse> {
-  const res = await request(req.url, {
-    method: 'POST',
-    headers: req.headers,
-    body: req.body,
-    signal,
-    dispatcher: req.dispatcher,
-  });
-  const retryAfter = res.headers['retry-after'];
-  return {
-    status: res.statusCode,
-    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-    text: () => res.body.text(),
-    discard: () => res.body.dump(),
-  };
-}
-
-async function viaFetch(req: PostRequest, fetch: FetchLike, signal: AbortSignal): Promise<RawResponse> {
-  const res = await fetch(req.url, {
-    method: 'POST',
-    headers: req.headers,
-    body: req.body as BodyInit,
-    signal,
-    dispatcher: req.dispatcher,
-  });
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    text: () => res.text(),
-    discard: async () => {
-      await res.arrayBuffer();
-    },
-  };
 }
 
 /** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */

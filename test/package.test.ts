@@ -20,3 +20,11 @@ it.each([
   const { stdout } = await run(process.execPath, [...flags, '-e', code], { cwd: root });
   expect(stdout.trim()).toBe('function true');
 });
+
+// The CLI is built with the library so that an install holds one copy of the client, not two.
+it('the CLI imports the library chunks instead of bundling its own copy', () => {
+  const cli = readFileSync(new URL('dist/cli.js', root), 'utf8');
+  expect(cli.startsWith('#!/usr/bin/env node\n')).toBe(true);
+  expect(cli).toMatch(/from "\.\/chunk-[\w-]+\.js"/);
+  expect(cli).not.toContain('function isNetworkError');
+});

@@ -1,15 +1,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpError, NetworkError, TimeoutError } from '../src/errors.js';
+import { openConnection } from '../src/connection.js';
 import { post } from '../src/transport.js';
 import { type Loopback, startLoopback } from './helpers/loopback.js';
 
 let server: Loopback | undefined;
+let connection = openConnection({ connections: 4 });
 afterEach(async () => {
+  await connection.close(true);
+  connection = openConnection({ connections: 4 });
   await server?.close();
   server = undefined;
 });
 
-const request = (url: string, timeout = 2_000) => ({ url, body: '{"a":1}', headers: { 'content-type': 'application/json' }, timeout });
+const request = (url: string, timeout = 2_000) => ({
+  url,
+  body: '{"a":1}',
+  headers: { 'content-type': 'application/json' },
+  timeout,
+  connection,
+});
 
 describe('post over a real socket', () => {
   it('resolves with a 2xx status after sending the exact body and headers', async () => {

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { EXIT } from './command.js';
 import { run } from './dispatch.js';
 

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { Agent, type Dispatcher } from 'undici';
+import { type Connection, openConnection } from '../connection.js';
 import { Emitter } from '../emitter.js';
 import { ClosedError, DeliveryError, HttpError, NetworkError } from '../errors.js';
 import { log } from '../log.js';
@@ -147,9 +147,7 @@ export class WebhookDestination {
   readonly #lanes: readonly UrlLane[];
   /** Each URL as logs show it (no credentials or query), parsed once rather than per request. */
   readonly #shown: readonly string[];
-  /** The destination's own agent; absent when the user supplied a dispatcher. */
-  readonly #agent: Agent | undefined;
-  readonly #dispatcher: Dispatcher | undefined;
+  readonly #connection: Connection;
   readonly #events = new Emitter<WebhookEvents>();
   /**
    * Aborts requests in progress once `close()` is called. Only requests listen to it, and the lanes
@@ -181,10 +179,12 @@ export class WebhookDestination {
     // rejectUnauthorized is explicit so that NODE_TLS_REJECT_UNAUTHORIZED=0 cannot switch
     // verification off. A socket for every request a lane allows: two URLs on one origin (paths
     // of one host) must not queue in the pool behind each other's slow requests.
-    this.#agent = config.dispatcher
-      ? undefined
-      : new Agent({ connect: { rejectUnauthorized: true }, connections: config.maxRequestsPerUrl * mostPerOrigin(config), keepAliveTimeout: 4_000 });
-    this.#dispatcher = config.dispatcher ?? this.#agent;
+    this.#connection = openConnection({
+      connections: config.maxRequestsPerUrl * mostPerOrigin(config),
+      dispatcher: config.dispatcher,
+      fetch: config.fetch,
+      strictTls: true,
+    });
     // Up to maxRequestsPerUrl requests per URL listen to it: more than the leak warning's 10.
     setMaxListeners(0, this.#abort.signal);
   }
@@ -237,7 +237,7 @@ export class WebhookDestination {
     for (const controller of this.#retrying) controller.abort(reason);
     for (const lane of this.#lanes) lane.wakeAll();
     await Promise.all(this.#pending);
-    await this.#agent?.close();
+    await this.#connection.close();
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
@@ -390,8 +390,7 @@ export class WebhookDestination {
         headers: { ...headers, ...context.signature },
         timeout: this.#config.timeout,
         signal: this.#abort.signal,
-        dispatcher: this.#dispatcher,
-        fetch: this.#config.fetch,
+        connection: this.#connection,
       });
       outcome = { index, url, status };
     } catch (error) {

@@ -19,3 +19,17 @@ it.each([
   const { stdout } = await run(process.execPath, [...flags, '-e', code], { cwd: root });
   expect(stdout.trim()).toBe('function true true');
 });
+
+it.each([
+  ['require', `const v = require('batched-analytics/webhooks/verify');`, []],
+  ['import', `const v = await import('batched-analytics/webhooks/verify');`, ['--input-type=module']],
+])('batched-analytics/webhooks/verify loads with %s and checks a signature', async (_, load, flags) => {
+  const code = `${load}
+    const { signBody } = require('batched-analytics/webhooks');
+    const good = signBody('{"a":1}', 'k');
+    Promise.all([v.verifySignatureAsync('{"a":1}', good, 'k'), v.verifySignatureAsync('{"a":2}', good, 'k')])
+      .then((answers) => console.log(v.SIGNATURE_HEADER, answers.join(' ')));`;
+  const prelude = flags.length > 0 ? `import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/');` : '';
+  const { stdout } = await run(process.execPath, [...flags, '-e', prelude + code], { cwd: root });
+  expect(stdout.trim()).toBe('x-signature true false');
+});

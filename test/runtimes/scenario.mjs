@@ -1,0 +1,52 @@
+// One scenario for every runtime in the matrix: plain JavaScript, no Node built-ins, so the same file
+// runs on Node, Bun, Deno, in a Worker and in the Edge Runtime. It drives the built package against
+// the loopback sink of test/runtimes/matrix.test.ts and returns what a user would see; the test
+// checks it against what the sink received.
+
+/**
+ * @param {{ Analytics?: Function, verify: Function }} library what the runtime loaded of the package;
+ *   without `Analytics` only the signature checks run (receivers on runtimes the client does not support).
+ * @param {{ sink: string, body: string, secret: string, signature: string }} setup from the test:
+ *   the sink's URL, and a body with its signature computed by Node's `signBody`.
+ */
+export async function runScenario({ Analytics, verify }, { sink, ...signed }) {
+  const result = { signature: await checkSignatures(verify, signed) };
+  if (!Analytics) return result;
+  const fast = { minRetryDelay: 10, maxRetryDelay: 50 };
+
+  const ok = new Analytics('wk_runtime', { endpoint: `${sink}/ok`, ...fast });
+  ok.identify({ userId: 'u1', traits: { plan: 'pro' } });
+  ok.track({ userId: 'u1', event: 'Runtime Tested', properties: { n: 1 } });
+  result.flush = await ok.flush();
+  await ok.close();
+
+  const flaky = new Analytics('wk_runtime', { endpoint: `${sink}/flaky`, ...fast });
+  let retries = 0;
+  flaky.on('retry', () => {
+    retries += 1;
+  });
+  flaky.track({ userId: 'u1', event: 'Retried' });
+  result.retried = { ...(await flaky.close()), retries };
+
+  const bad = new Analytics('wk_runtime', { endpoint: `${sink}/bad`, ...fast });
+  const failures = [];
+  bad.on('failed', ({ messages, error }) => failures.push({ count: messages.length, status: error.status }));
+  bad.track({ userId: 'u1', event: 'Refused' });
+  result.refused = { ...(await bad.close()), failures };
+
+  const hung = new Analytics('wk_runtime', { endpoint: `${sink}/hang`, ...fast });
+  hung.track({ userId: 'u1', event: 'Never Answered' });
+  const started = Date.now();
+  const summary = await hung.close({ timeout: 300 });
+  result.deadline = { ...summary, ms: Date.now() - started };
+  return result;
+}
+
+async function checkSignatures(verify, { body, secret, signature }) {
+  return {
+    good: await verify(body, signature, secret),
+    changedBody: await verify(`${body} `, signature, secret),
+    otherSecret: await verify(body, signature, `${secret}x`),
+    malformed: await verify(body, `sha1=${signature}`, secret),
+  };
+}
