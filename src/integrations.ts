@@ -1,5 +1,5 @@
 /**
- * Destination selection (spec §2.4): keys are destination names, case-sensitive; `All: false`
+ * Destination selection: keys are destination names, case-sensitive; `All: false`
  * disables every destination not set to true on its own. Values may also be an object of
  * destination-specific settings, which leaves the destination enabled.
  */

@@ -159,7 +159,7 @@ export const DEFAULTS = {
   disable: false,
 } as const;
 
-/** Limits of the ingestion API (spec §8). */
+/** Limits of the ingestion API. */
 export const LIMITS = {
   /** Largest serialised message, in bytes. */
   messageBytes: 32_000,

@@ -4,7 +4,7 @@ import type { DeliveryOptions, SourceConfig } from './config.js';
 import type { EventHub } from './events.js';
 import type { Delivery, Store } from './store.js';
 
-const NOT_RETRIED = 'not retried: another webhook accepted the message';
+const NOT_NEEDED = 'not needed: another webhook accepted the message';
 
 /**
  * Sends accepted deliveries through each source's Webhooks destination, settles them in the store
@@ -84,32 +84,34 @@ export class Deliverer {
   /** Mirrors a destination's events onto each delivery's view in the live debugger. */
   #watch(destination: WebhookDestination): void {
     const hub = this.#hub;
-    const unsettled = (id: string) => hub.get(id)?.webhooks.flatMap((webhook, index) => (webhook.status === 'delivered' ? [] : [index])) ?? [];
-    destination.on('attempt', ({ id, index, ok, status, error }) => {
+    const unsettled = (id: string) =>
+      hub.get(id)?.webhooks.flatMap((webhook, index) => (webhook.status === 'delivered' || webhook.status === 'skipped' ? [] : [index])) ?? [];
+    destination.on('attempt', ({ id, index, attempt, ok, status, error, duration }) => {
       const webhook = hub.get(id)?.webhooks[index];
+      hub.recordAttempt(id, { at: new Date().toISOString(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
       const attempts = (webhook?.attempts ?? 0) + 1;
-      // A request that ends after another URL settled the delivery keeps saying it is not retried.
-      const late = webhook?.status === 'failed' && webhook.note?.endsWith(NOT_RETRIED) ? `; ${NOT_RETRIED}` : '';
-      hub.updateWebhook(id, index, ok ? { status: 'delivered', attempts, httpStatus: status, note: undefined } : { attempts, httpStatus: status, note: `${error?.message}${late}` });
+      if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, httpStatus: status, note: undefined, nextAttemptAt: undefined });
+      // A request that ends after another URL settled the delivery leaves the URL skipped.
+      else if (webhook?.status === 'skipped') hub.updateWebhook(id, index, { attempts, httpStatus: status, note: `${error?.message}; ${NOT_NEEDED}` });
+      else hub.updateWebhook(id, index, { attempts, httpStatus: status, note: error?.message });
     });
     destination.on('retry', ({ id, error, delay }) => {
+      const nextAttemptAt = new Date(Date.now() + delay).toISOString();
       for (const { index, error: cause } of error.failures) {
-        hub.updateWebhook(
-          id,
-          index,
-          cause.retryable ? { status: 'retrying', note: `${cause.message}; next attempt in ${delay} ms` } : { status: 'failed', note: cause.message },
-        );
+        hub.updateWebhook(id, index, cause.retryable ? { status: 'retrying', note: cause.message, nextAttemptAt } : { status: 'failed', note: cause.message });
       }
     });
     destination.on('delivered', ({ id }) => {
       for (const index of unsettled(id)) {
         const why = hub.get(id)!.webhooks[index]!.note;
-        hub.updateWebhook(id, index, { status: 'failed', note: `${why ? `${why}; ` : ''}${NOT_RETRIED}` });
+        hub.updateWebhook(id, index, { status: 'skipped', note: `${why ? `${why}; ` : ''}${NOT_NEEDED}`, nextAttemptAt: undefined });
       }
     });
     destination.on('failed', ({ id, error }) => {
       if (this.#closed) return;
-      for (const index of unsettled(id)) hub.updateWebhook(id, index, { status: 'failed', note: hub.get(id)!.webhooks[index]!.note ?? error.message });
+      for (const index of unsettled(id)) {
+        hub.updateWebhook(id, index, { status: 'failed', note: hub.get(id)!.webhooks[index]!.note ?? error.message, nextAttemptAt: undefined });
+      }
     });
   }
 }

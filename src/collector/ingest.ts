@@ -56,7 +56,7 @@ export function parseJson(body: Buffer): unknown {
   }
 }
 
-/** Validates one message with the client's rules, its nesting and its size limit (spec §8). */
+/** Validates one message with the client's rules, its nesting and its size limit. */
 function message(input: unknown, path: string | undefined): Message {
   const what = path === undefined ? 'the message' : `\`${path}\``;
   const deep = tooDeep(input);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDestinationEnabled } from '../integrations.js';
 import type { Message } from '../message.js';
 import type { WebhookInput } from '../webhooks/body.js';
-import { prepareWebhook } from '../webhooks/prepared.js';
+import { type PreparedWebhook, prepareWebhook } from '../webhooks/prepared.js';
 import { displayUrl } from '../webhooks/settings.js';
 import { type SourceConfig, WEBHOOKS } from './config.js';
 import type { Deliverer } from './deliverer.js';
@@ -55,16 +55,41 @@ export class Router {
   async accept(items: readonly Routed[], origin: EventView['origin'], audience?: AudienceRecord): Promise<void> {
     const acceptedAt = Date.now();
     const deliveries: Delivery[] = [];
-    const views: EventView[] = [];
+    const views: [EventView, PreparedWebhook | undefined][] = [];
     for (const { source, message, routes } of items) {
       const id = randomUUID();
       // The body is fixed now, with the acceptance time, and journaled as it will be sent.
-      if (routes.some((route) => route.forwarded)) deliveries.push({ id, source: source.name, message, webhook: prepareWebhook(message, acceptedAt) });
-      views.push(this.#view(id, source.name, message, origin, routes, acceptedAt));
+      const webhook = routes.some((route) => route.forwarded) ? prepareWebhook(message, acceptedAt) : undefined;
+      if (webhook) deliveries.push({ id, source: source.name, message, webhook });
+      views.push([this.#view(id, source.name, message, origin, routes, acceptedAt), webhook]);
     }
     if (deliveries.length > 0 || audience !== undefined) await this.#store.accept(deliveries, audience);
-    for (const view of views) this.#hub.add(view);
+    for (const [view, webhook] of views) this.#hub.add(view, webhook);
     for (const delivery of deliveries) this.#deliverer.start(delivery);
+  }
+
+  /**
+   * Sends a kept event's webhook again, as a new delivery through the store and the usual queue:
+   * the same `messageId` and body bytes (so the signature too), and a new retry window from now.
+   * @returns the new delivery's id; undefined when the event is not kept or was not forwarded.
+   * @throws what the store throws: then nothing is sent.
+   */
+  async redeliver(id: string): Promise<string | undefined> {
+    const view = this.#hub.get(id);
+    const sent = this.#hub.webhookOf(id);
+    if (view === undefined || sent === undefined || !this.#sources.has(view.source)) return undefined;
+    const delivery: Delivery = {
+      id: randomUUID(),
+      source: view.source,
+      message: view.message as unknown as WebhookInput,
+      webhook: { ...sent, receivedAt: Date.now() },
+    };
+    await this.#store.accept([delivery]);
+    const again = this.#view(delivery.id, view.source, delivery.message, 'redelivery', view.routes, delivery.webhook.receivedAt);
+    again.replayOf = id;
+    this.#hub.add(again, delivery.webhook);
+    this.#deliverer.start(delivery);
+    return delivery.id;
   }
 
   /** Resumes deliveries a previous run left pending. */
@@ -73,7 +98,7 @@ export class Router {
       const routes: RouteView[] = this.#sources.has(delivery.source)
         ? routeMessage(this.#sources.get(delivery.source)!, delivery.message)
         : [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }];
-      this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.webhook.receivedAt));
+      this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.webhook.receivedAt), delivery.webhook);
       this.#deliverer.start(delivery);
     }
   }
@@ -89,6 +114,7 @@ export class Router {
       message: message as unknown as Record<string, unknown>,
       routes,
       webhooks: webhooks.map((webhook) => ({ url: displayUrl(webhook.url), status: 'pending', attempts: 0 })),
+      attempts: [],
     };
   }
 }

@@ -6,7 +6,8 @@ import { describe, isPlainObject, LIMITS } from '../options.js';
 import { audienceSync, audienceTrait } from '../webhooks/audience.js';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from './config.js';
-import type { EventHub } from './events.js';
+import { describeEvent } from './detail.js';
+import { EVENTS_KEPT, type EventHub } from './events.js';
 import type { HostCheck } from './hosts.js';
 import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
@@ -69,9 +70,44 @@ export function createHandler(context: ServerContext): RequestListener {
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
   ]);
 
+  // Routes with an id in the path: the detail view of an event, and a redelivery.
+  const bySource = new Map(context.config.sources.map((source) => [source.name, source]));
+  const withId: [RegExp, (id: string) => Route][] = [
+    [
+      /^\/events\/([\w-]+)$/,
+      (id) =>
+        live((_, res) => {
+          const event = context.hub.get(id);
+          if (event === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No event ${id} is kept (the page keeps the latest ${EVENTS_KEPT})`);
+          sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), bySource.get(event.source)?.webhooks), PAGE_HEADERS);
+        }),
+    ],
+    [
+      /^\/v1\/deliveries\/([\w-]+)\/replay$/,
+      (id) => ({
+        method: 'POST',
+        handle: async (req, res) => {
+          requireAdmin(req, context, 'redelivery');
+          const delivery = await context.router.redeliver(id);
+          if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No forwarded event ${id} is kept to send again (the latest ${EVENTS_KEPT} are)`);
+          sendJson(res, 202, { id: delivery, replayOf: id });
+        },
+      }),
+    ],
+  ];
+  const routeOf = (pathname: string): Route | undefined => {
+    const exact = routes.get(pathname);
+    if (exact !== undefined) return exact;
+    for (const [pattern, route] of withId) {
+      const match = pattern.exec(pathname);
+      if (match) return route(match[1]!);
+    }
+    return undefined;
+  };
+
   return (req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://collector').pathname;
-    const route = routes.get(pathname);
+    const route = routeOf(pathname);
     const run = async () => {
       if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname}`);
       if (req.method !== route.method) {
@@ -105,7 +141,7 @@ function authenticate(req: IncomingMessage, byWriteKey: ReadonlyMap<string, Sour
   return source;
 }
 
-/** `POST /v1/audiences`: the audience's full membership; identify calls for what changed (spec §2.3, §6). */
+/** `POST /v1/audiences`: the audience's full membership; identify calls for what changed . */
 async function audiences(req: IncomingMessage, res: ServerResponse, source: SourceConfig, context: ServerContext): Promise<void> {
   const body = await jsonBody(req);
   const { name, userIds } = body;
@@ -119,12 +155,9 @@ async function audiences(req: IncomingMessage, res: ServerResponse, source: Sour
   sendJson(res, 200, { trait, members: sync.state.members.length, joined, left: sync.messages.length - joined });
 }
 
-/** `POST /v1/deletions`: one delete notification per source with a Webhooks destination (spec §6). */
+/** `POST /v1/deletions`: one delete notification per source with a Webhooks destination . */
 async function deletions(req: IncomingMessage, res: ServerResponse, context: ServerContext): Promise<void> {
-  if (!hasBearer(req.headers, context.config.adminToken)) {
-    const why = context.config.adminToken === undefined ? 'deletions are disabled: the config has no `adminToken`' : 'Expected `Authorization: Bearer <adminToken>`';
-    throw new RequestError(401, 'ERR_UNAUTHORIZED', why);
-  }
+  requireAdmin(req, context, 'deletions');
   const { userId } = await jsonBody(req);
   if (typeof userId !== 'string' || userId.length === 0) throw invalid('userId', `Expected \`userId\` to be a non-empty string, got ${describe(userId)}`);
   const timestamp = new Date().toISOString();
@@ -136,6 +169,13 @@ async function deletions(req: IncomingMessage, res: ServerResponse, context: Ser
     });
   await context.router.accept(items, 'deletion');
   sendJson(res, 200, { notifications: items.length, sources: items.map(({ source }) => source.name) });
+}
+
+/** The admin routes (deletions, redeliveries) need `Authorization: Bearer <adminToken>`. */
+function requireAdmin(req: IncomingMessage, context: ServerContext, what: string): void {
+  if (hasBearer(req.headers, context.config.adminToken)) return;
+  const why = context.config.adminToken === undefined ? `${what} are disabled: the config has no \`adminToken\`` : 'Expected `Authorization: Bearer <adminToken>`';
+  throw new RequestError(401, 'ERR_UNAUTHORIZED', why);
 }
 
 async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {

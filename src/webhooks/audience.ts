@@ -23,7 +23,7 @@ export interface AudienceSyncResult {
 }
 
 /**
- * The trait an audience sets (spec §2.3): its name in snake_case.
+ * The trait an audience sets: its name in snake_case.
  * @example audienceTrait('Power Users') // 'power_users'
  * @throws {ValidationError} when the name has no letter or digit to make a trait of.
  */
@@ -43,7 +43,7 @@ export function audienceTrait(audience: string): string {
 }
 
 /**
- * Works out the identify calls one audience sync sends (spec §2.3, §6): `traits[audienceTrait(audience)]`
+ * Works out the identify calls one audience sync sends: `traits[audienceTrait(audience)]`
  * is `true` for a user who is a member and `false` for one who left. Without `previous` (the audience's
  * first sync) every member gets a call; after that only users whose membership changed.
  * @param members every current member's user id; repeats are ignored.

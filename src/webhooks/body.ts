@@ -2,10 +2,10 @@ import { ValidationError } from '../errors.js';
 import { type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../message.js';
 import { describe, isPlainObject } from '../options.js';
 
-/** The `type` of a webhook notification (spec §6). */
+/** The `type` of a webhook notification. */
 export type WebhookType = 'page' | 'screen' | 'identify' | 'track' | 'alias' | 'group' | 'delete';
 
-/** A deletion request for one user (spec §6): becomes a `delete` notification. */
+/** A deletion request for one user: becomes a `delete` notification. */
 export interface DeleteNotification {
   type: 'delete';
   userId: string;
@@ -50,7 +50,7 @@ export interface ScreenBody extends VersionedBody {
   name?: string;
   properties: JsonObject;
 }
-/** Body of an `identify` notification, also used for audience membership (spec §2.3). */
+/** Body of an `identify` notification, also used for audience membership. */
 export interface IdentifyBody extends VersionedBody {
   type: 'identify';
   /** Absent on an anonymous-only message. */
@@ -86,7 +86,7 @@ export interface DeleteBody {
   timestamp: string;
 }
 
-/** A webhook request body (spec §2.1); narrow it on `type`. */
+/** A webhook request body; narrow it on `type`. */
 export type WebhookBody = PageBody | ScreenBody | IdentifyBody | TrackBody | AliasBody | GroupBody | DeleteBody;
 
 /** What {@link toWebhookBody} adds that is not in the message itself. */

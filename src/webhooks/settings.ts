@@ -10,7 +10,7 @@ export interface Webhook {
   headers?: Record<string, string>;
 }
 
-/** The destination's settings (spec §2.2). */
+/** The destination's settings. */
 export interface WebhookSettings {
   /** 1 to 5 receivers; each message is POSTed to every one of them. */
   webhooks: Webhook[];
@@ -21,13 +21,13 @@ export interface WebhookSettings {
 /** How the destination sends. Every duration is in milliseconds. */
 export interface WebhookDestinationOptions {
   /**
-   * How long a receiver may take to answer one request (spec §4.1) before the attempt counts as a timeout.
+   * How long a receiver may take to answer one request before the attempt counts as a timeout.
    * @default 5000
    */
   timeout?: number;
   /**
    * How long after a message was received (its `receivedAt`: by default when `deliver()` was
-   * called) it may still be retried (spec §7); `0` never retries.
+   * called) it may still be retried; `0` never retries.
    * @default 14400000 (4 hours)
    */
   retryWindow?: number;
@@ -97,10 +97,10 @@ export const WEBHOOK_DEFAULTS = {
   breakerThreshold: 5,
 } as const;
 
-/** Most receivers one destination may have (spec §8). */
+/** Most receivers one destination may have. */
 export const MAX_WEBHOOKS = 5;
 
-/** The `User-Agent` of every request: a product token ending in `/1.0` (spec §4.1, §9). */
+/** The `User-Agent` of every request: a product token ending in `/1.0`. */
 export const USER_AGENT = 'batched-analytics-webhooks/1.0';
 
 /**

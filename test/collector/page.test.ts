@@ -32,12 +32,19 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
     ]);
     const config = writeConfig(temp.dir, {
       sources: [
-        { name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: `${ok.url}/ok` }, { url: `${down.url}/down` }] } } },
+        {
+          name: 'web',
+          writeKey: 'wk_web',
+          destinations: {
+            Webhooks: { webhooks: [{ url: `${ok.url}/ok`, headers: { authorization: 'Bearer receiver-secret' } }, { url: `${down.url}/down` }], sharedSecret: 'shh' },
+          },
+        },
         { name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: `${down.url}/down` }] } } },
         { name: 'shop', writeKey: 'wk_shop', destinations: { Webhooks: { webhooks: [{ url: `${refuse.url}/refuse` }] } } },
       ],
       // Retries far apart, so that "retrying" stays on screen.
       delivery: { minRetryDelay: 60_000, maxRetryDelay: 60_000 },
+      adminToken: 'admin-tok',
     });
     collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`]);
     browser = await chromium.launchPersistentContext(profile, {
@@ -57,7 +64,8 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
   });
 
   const row = (event: string) => page.locator('#events tr', { hasText: event });
-  const badges = (event: string) => row(event).locator('.badge');
+  const badges = (event: string) => row(event).locator('.webhook .badge');
+  const visibleEvents = () => page.locator('#events tr[data-id]:visible .summary').allTextContents();
 
   async function send(writeKey: string, params: Parameters<Analytics['track']>[0]): Promise<void> {
     const analytics = new Analytics(writeKey, { endpoint: collector.url });
@@ -65,7 +73,7 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
     expect(await analytics.close()).toMatchObject({ delivered: 1 });
   }
 
-  it('shows events live, with routing and each webhook: delivered, retrying, failed, not forwarded', async () => {
+  it('shows events live, with routing, the message status and each webhook: delivered, skipped, retrying, failed, not forwarded', async () => {
     await page.goto(`${collector.url}/`);
     await expect.poll(() => page.locator('#state').getAttribute('data-state')).toBe('open');
     await expect.poll(() => page.locator('#events').textContent()).toContain('No events yet');
@@ -75,15 +83,26 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
     await send('wk_shop', { userId: 'u1', event: 'Refused Order' });
     await send('wk_web', { userId: 'u1', event: 'Kept Local', integrations: { All: false } });
 
-    await expect.poll(() => badges('Checkout Started').evaluateAll((els) => els.map((el) => el.getAttribute('data-status')))).toEqual(['delivered', 'failed']);
-    expect(await row('Checkout Started').textContent()).toContain('not retried: another webhook accepted the message');
+    // Delivered to one URL: the message is delivered, and the URL that was not needed is skipped, not failed.
+    await expect.poll(() => badges('Checkout Started').evaluateAll((els) => els.map((el) => el.getAttribute('data-status')))).toEqual(['delivered', 'skipped']);
+    expect(await row('Checkout Started').locator('.message-status').textContent()).toBe('delivered');
+    expect(await row('Checkout Started').textContent()).toContain('not needed: another webhook accepted the message');
     expect(await row('Checkout Started').locator('.webhook').first().textContent()).toContain(`${ok.url}/ok`);
     await expect.poll(() => badges('App Opened').getAttribute('data-status')).toBe('retrying');
     expect(await row('App Opened').textContent()).toMatch(/HTTP 503/);
+    expect(await row('App Opened').locator('.message-status').textContent()).toBe('retrying');
+    // The next retry counts down live (60 s away), rather than a fixed number of ms.
+    const countdown = row('App Opened').locator('.countdown');
+    const first = await countdown.textContent();
+    expect(first).toMatch(/^next attempt in \d+ s$/);
+    await expect.poll(() => countdown.textContent(), { timeout: 5_000 }).not.toBe(first);
     await expect.poll(() => badges('Refused Order').getAttribute('data-status')).toBe('failed');
+    expect(await row('Refused Order').locator('.message-status').textContent()).toBe('failed');
     expect(await row('Refused Order').textContent()).toMatch(/HTTP 400/);
     await expect.poll(() => row('Kept Local').textContent()).toContain('not forwarded (disabled by the message\'s integrations)');
     expect(await badges('Kept Local').count()).toBe(0);
+    expect(await row('Kept Local').locator('.message-status').textContent()).toBe('not forwarded');
+    expect(await page.content()).not.toContain('§');
     // Newest first.
     expect(await page.locator('#events tr').first().textContent()).toContain('Kept Local');
   });
@@ -94,5 +113,96 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
     await expect.poll(() => later.locator('#events tr').count()).toBe(4);
     expect(await later.locator('#events tr[data-type="track"]').count()).toBe(4);
     await later.close();
+  });
+
+  it('counts per source and per webhook URL', async () => {
+    const counts = (table: string, key: string) =>
+      page.locator(`#${table} tr[data-key="${key}"] td`).evaluateAll((cells) => cells.slice(1).map((cell) => cell.textContent));
+    await expect.poll(() => counts('by-source', 'web')).toEqual(['1', '0', '0', '2/min']);
+    await expect.poll(() => counts('by-source', 'app')).toEqual(['0', '1', '0', '1/min']);
+    await expect.poll(() => counts('by-webhook', `${ok.url}/ok`)).toEqual(['1', '0', '0', '1/min']);
+    await expect.poll(() => counts('by-webhook', `${refuse.url}/refuse`)).toEqual(['0', '0', '1', '1/min']);
+  });
+
+  it('filters by source, type and status and searches ids and event names, all kept in the URL', async () => {
+    await send('wk_app', { anonymousId: 'anon-42', event: 'Searchable Thing' });
+    await expect.poll(() => page.locator('#events tr[data-id]').count()).toBe(5);
+
+    await page.selectOption('select[name="status"]', 'failed');
+    await expect.poll(visibleEvents).toEqual(['Refused Order']);
+    expect(new URL(page.url()).searchParams.get('status')).toBe('failed');
+    await page.selectOption('select[name="type"]', 'identify');
+    await expect.poll(visibleEvents).toEqual([]);
+    await page.selectOption('select[name="type"]', 'track');
+    await expect.poll(visibleEvents).toEqual(['Refused Order']);
+    await page.selectOption('select[name="type"]', '');
+
+    await page.selectOption('select[name="status"]', '');
+    await page.selectOption('select[name="source"]', 'web');
+    await expect.poll(visibleEvents).toEqual(['Kept Local', 'Checkout Started']);
+
+    await page.fill('input[name="q"]', 'checkout');
+    await expect.poll(visibleEvents).toEqual(['Checkout Started']);
+    const shared = page.url();
+    expect(new URL(shared).search).toBe('?source=web&q=checkout');
+
+    // The shared URL opens the same view.
+    const other = await browser.newPage();
+    await other.goto(shared);
+    await expect.poll(() => other.locator('#events tr[data-id]').count()).toBe(5);
+    expect(await other.locator('#events tr[data-id]:visible').count()).toBe(1);
+    expect(await other.inputValue('input[name="q"]')).toBe('checkout');
+    expect(await other.inputValue('select[name="source"]')).toBe('web');
+    await other.close();
+
+    await page.selectOption('select[name="source"]', '');
+    await page.fill('input[name="q"]', 'anon-42');
+    await expect.poll(visibleEvents).toEqual(['Searchable Thing']);
+    await page.fill('input[name="q"]', '');
+  });
+
+  it('pauses the stream and shows what was held on resume', async () => {
+    await page.click('#pause');
+    await send('wk_shop', { userId: 'u9', event: 'Held Back' });
+    await expect.poll(() => page.locator('#state').textContent()).toMatch(/held/);
+    expect(await row('Held Back').count()).toBe(0);
+    await page.click('#pause');
+    await expect.poll(() => row('Held Back').count()).toBe(1);
+  });
+
+  it('opens a detail view from the keyboard: the exact body, headers with secrets hidden, the signature, every attempt', async () => {
+    const delivered = ok.requests.find((request) => request.body.includes('Checkout Started'))!;
+    await row('Checkout Started').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#detail').isVisible()).toBe(true);
+    expect(await page.locator('#detail .sent-body').textContent()).toBe(delivered.body);
+    expect(await page.locator('#detail .signature code').textContent()).toBe(delivered.headers['x-signature']);
+    expect(await page.locator('#detail .signature').textContent()).toContain('HMAC-SHA1');
+    const headers = await page.locator('#detail .headers').first().textContent();
+    expect(headers).toContain('authorization: (hidden');
+    expect(headers).not.toContain('receiver-secret');
+    expect(await page.locator('#detail').textContent()).not.toContain('shh');
+    expect(await page.locator('#detail tbody tr').count()).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#detail tbody').textContent()).toMatch(/HTTP 200/);
+    // The README's picture of the debugger: docs/debugger.png is a copy of this one.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: new URL('../../.tmp/debugger.png', import.meta.url).pathname });
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('#detail').isVisible()).toBe(false);
+  });
+
+  it('sends a delivery again from the detail view with the admin token: same messageId and body', async () => {
+    const before = ok.requests.filter((request) => request.body.includes('Checkout Started'));
+    await row('Checkout Started').click();
+    await expect.poll(() => page.locator('#replay').isVisible()).toBe(true);
+    page.once('dialog', (dialog) => void dialog.accept('admin-tok'));
+    await page.click('#replay');
+    await expect.poll(() => page.locator('#replay-result').textContent()).toMatch(/queued as event/);
+    await expect.poll(() => ok.requests.filter((request) => request.body.includes('Checkout Started')).length).toBe(before.length + 1);
+    const again = ok.requests.filter((request) => request.body.includes('Checkout Started')).at(-1)!;
+    expect(JSON.parse(again.body).messageId).toBe(JSON.parse(before[0]!.body).messageId);
+    expect(again.body).toBe(before[0]!.body);
+    await expect.poll(() => page.locator('#events tr', { hasText: 'redelivery' }).count()).toBe(1);
+    await page.keyboard.press('Escape');
   });
 });

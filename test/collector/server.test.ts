@@ -325,6 +325,55 @@ describe('POST /v1/deletions', () => {
   });
 });
 
+describe('POST /v1/deliveries/:id/replay', () => {
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const replay = (id: string, headers: Record<string, string> = {}) => postJson(`${collector.url}/v1/deliveries/${id}/replay`, {}, headers);
+
+  it('sends a kept event again through the queue: same messageId and body bytes, as a new delivery', async () => {
+    const analytics = new Analytics('wk_app', { endpoint: collector.url });
+    analytics.track({ userId: 'u1', event: 'replay-me' });
+    await analytics.close();
+    await waitFor(() => hookC.requests.some((r) => r.body.includes('replay-me')), 'the first delivery');
+    const [original] = streamed((e) => e.message.event === 'replay-me');
+
+    const res = await replay(original!.id, bearer(ADMIN));
+    expect(res).toMatchObject({ status: 202, body: { replayOf: original!.id, id: expect.any(String) } });
+    expect(res.body.id).not.toBe(original!.id);
+    await waitFor(() => hookC.requests.filter((r) => r.body.includes('replay-me')).length === 2, 'the second delivery');
+    const [first, second] = hookC.requests.filter((r) => r.body.includes('replay-me'));
+    expect(second!.body).toBe(first!.body);
+    await waitFor(() => streamed((e) => e.id === res.body.id)[0]?.webhooks[0]?.status === 'delivered', 'the redelivery to show');
+    expect(streamed((e) => e.id === res.body.id)[0]).toMatchObject({ origin: 'redelivery', replayOf: original!.id });
+  });
+
+  it('401 without the admin token; 404 for an event that is not kept', async () => {
+    const [kept] = streamed((e) => e.webhooks.length > 0);
+    expect((await replay(kept!.id)).status).toBe(401);
+    expect((await replay(kept!.id, bearer('wrong'))).status).toBe(401);
+    expect((await replay(kept!.id, { authorization: basic('wk_web') })).status).toBe(401);
+    expect(await replay('00000000-0000-0000-0000-000000000000', bearer(ADMIN))).toMatchObject({ status: 404, body: { code: 'ERR_NOT_FOUND' } });
+  });
+});
+
+describe('GET /events/:id', () => {
+  it('shows the exact body and headers sent, with configured header values and the secret hidden', async () => {
+    const analytics = new Analytics('wk_web', { endpoint: collector.url });
+    analytics.track({ userId: 'u1', event: 'inspect-me' });
+    await analytics.close();
+    await waitFor(() => hookA.requests.some((r) => r.body.includes('inspect-me')), 'the delivery');
+    const [event] = streamed((e) => e.message.event === 'inspect-me');
+    const sent = hookA.requests.find((r) => r.body.includes('inspect-me'))!;
+    const res = await fetch(`${collector.url}/events/${event!.id}`);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const detail = await res.json();
+    expect(detail.body).toBe(sent.body);
+    expect(detail.signature).toMatchObject({ header: 'x-signature', value: sent.headers['x-signature'] });
+    expect(detail.requests[0].headers).toMatchObject({ 'x-env': '(hidden: set in the config)', 'x-signature': sent.headers['x-signature'] });
+    expect(JSON.stringify(detail)).not.toContain(SECRET);
+    expect((await fetch(`${collector.url}/events/nope`)).status).toBe(404);
+  });
+});
+
 /** A POST whose body never ends: only an answer given before reading all of it can arrive. */
 function rawPost(headers: Record<string, string>, chunks: string[]): Promise<{ status: number; body: string }> {
   const url = new URL(`${collector.url}/v1/batch`);

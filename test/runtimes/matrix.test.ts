@@ -20,6 +20,8 @@ interface Runtime {
   args: string[];
   /** What the client's User-Agent says it runs on; absent where only the signature checks run. */
   userAgent?: RegExp;
+  /** Packages of test/runtimes the runner imports besides its command. */
+  imports?: string[];
 }
 
 const RUNTIMES: Runtime[] = [
@@ -29,13 +31,18 @@ const RUNTIMES: Runtime[] = [
   { name: 'Bun', command: installed('.bin/bun'), args: ['run-module.mjs'], userAgent: /\(bun 1\./ },
   { name: 'Deno', command: installed('.bin/deno'), args: ['run', '--allow-all', 'run-module.mjs'], userAgent: /\(deno 2\./ },
   // miniflare needs Node >= 22.
-  { name: 'Cloudflare Workers (workerd)', command: installed('node24/bin/node'), args: ['run-workerd.mjs'], userAgent: /\(Cloudflare-Workers\)/ },
-  { name: 'Vercel Edge Runtime (signature checks only)', command: process.execPath, args: ['run-edge.mjs'] },
+  {
+    name: 'Cloudflare Workers (workerd)',
+    command: installed('node24/bin/node'),
+    args: ['run-workerd.mjs'],
+    userAgent: /\(Cloudflare-Workers\)/,
+    imports: ['miniflare', 'esbuild'],
+  },
+  { name: 'Vercel Edge Runtime (signature checks only)', command: process.execPath, args: ['run-edge.mjs'], imports: ['edge-runtime', 'esbuild'] },
 ];
 
 const ci = process.env.CI === 'true';
-const ready = (runtime: Runtime) =>
-  existsSync(runtime.command) && (runtime.command === process.execPath || existsSync(installed('miniflare')));
+const ready = (runtime: Runtime) => existsSync(runtime.command) && (runtime.imports ?? []).every((name) => existsSync(installed(name)));
 
 let sink: Loopback;
 /** Requests that found `/…/flaky` already answered 503 once: the next one is accepted. */

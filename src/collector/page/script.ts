@@ -1,0 +1,248 @@
+/**
+ * The live debugger's script, inline, allowed by its hash in the CSP. Everything from the wire is
+ * inserted as text, never as HTML. Filters live in the URL's query, so a filtered view can be shared.
+ */
+export const SCRIPT = `
+  const events = new Map();
+  const rows = document.getElementById('events');
+  const state = document.getElementById('state');
+  const form = document.getElementById('filters');
+  const detail = document.getElementById('detail');
+  const pauseButton = document.getElementById('pause');
+  const FILTERS = ['source', 'type', 'status', 'q'];
+  let paused = false;
+  let held = [];
+  let openId;
+  let opener;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
+    for (const child of children) if (child !== undefined && child !== null) node.append(child);
+    return node;
+  }
+
+  function summary(m) {
+    switch (m.type) {
+      case 'track': return m.event;
+      case 'page': case 'screen': return m.name || (m.properties && m.properties.path) || '';
+      case 'group': return 'group ' + m.groupId;
+      case 'alias': return m.previousId + ' → ' + m.userId;
+      case 'identify': return Object.keys(m.traits || {}).join(', ');
+      default: return '';
+    }
+  }
+
+  // The message's own status: delivered as soon as any receiver accepted it.
+  function statusOf(view) {
+    if (view.webhooks.length === 0) return 'not forwarded';
+    const all = view.webhooks.map((w) => w.status);
+    for (const status of ['delivered', 'retrying', 'pending']) if (all.includes(status)) return status;
+    return 'failed';
+  }
+
+  function countdown(at) {
+    const seconds = Math.max(0, Math.ceil((Date.parse(at) - Date.now()) / 1000));
+    return seconds === 0 ? 'next attempt now' : 'next attempt in ' + seconds + ' s';
+  }
+
+  function render(view) {
+    const m = view.message;
+    const who = m.userId || m.anonymousId || '';
+    const status = statusOf(view);
+    const origin = view.origin === 'api' ? '' : ' · ' + view.origin;
+    const routing = view.routes.map((r) => el('div', r.forwarded ? {} : { class: 'off' }, r.destination + (r.forwarded ? ': forwarded' : ': not forwarded (' + r.reason + ')')));
+    const hooks = view.webhooks.map((w) => el('span', { class: 'webhook' },
+      el('span', { class: 'badge', 'data-status': w.status }, w.status), ' ', el('code', {}, w.url),
+      w.attempts ? ' · ' + w.attempts + (w.attempts === 1 ? ' attempt' : ' attempts') + (w.httpStatus ? ', HTTP ' + w.httpStatus : '') : '',
+      w.note ? el('span', { class: 'note' }, w.note) : undefined,
+      w.status === 'retrying' && w.nextAttemptAt ? el('span', { class: 'note countdown', 'data-at': w.nextAttemptAt }, countdown(w.nextAttemptAt)) : undefined));
+    const row = el('tr', { 'data-id': view.id, 'data-type': m.type, 'data-status': status, tabindex: '0' },
+      el('td', { class: 'time' }, new Date(view.receivedAt).toLocaleTimeString()),
+      el('td', {}, view.source),
+      el('td', {}, el('span', { class: 'type' }, m.type), ' ', el('span', { class: 'summary' }, summary(m)), el('div', { class: 'origin' }, who + origin)),
+      el('td', {}, ...routing),
+      el('td', {}, el('span', { class: 'badge message-status', 'data-status': status }, status)),
+      el('td', {}, ...(hooks.length ? hooks : ['—'])));
+    row.hidden = !matches(view);
+    return row;
+  }
+
+  function filters() {
+    const params = new URLSearchParams(location.search);
+    return Object.fromEntries(FILTERS.map((name) => [name, params.get(name) || '']));
+  }
+
+  function matches(view) {
+    const f = filters();
+    const m = view.message;
+    if (f.source && view.source !== f.source) return false;
+    if (f.type && m.type !== f.type) return false;
+    if (f.status && statusOf(view) !== f.status) return false;
+    if (f.q) {
+      const q = f.q.toLowerCase();
+      const fields = [m.userId, m.anonymousId, m.messageId, m.event, m.previousId];
+      if (!fields.some((value) => typeof value === 'string' && value.toLowerCase().includes(q))) return false;
+    }
+    return true;
+  }
+
+  function refilter() {
+    for (const row of rows.querySelectorAll('tr[data-id]')) row.hidden = !matches(events.get(row.dataset.id));
+  }
+
+  function syncForm() {
+    const f = filters();
+    for (const name of FILTERS) form.elements[name].value = f[name];
+  }
+
+  function addOption(select, value) {
+    if ([...select.options].some((option) => option.value === value)) return;
+    select.append(el('option', { value }, value));
+  }
+
+  function apply(view) {
+    events.set(view.id, view);
+    addOption(form.elements.source, view.source);
+    if (filters().source === view.source) form.elements.source.value = view.source;
+    const row = render(view);
+    const old = rows.querySelector('tr[data-id="' + CSS.escape(view.id) + '"]');
+    if (old) old.replaceWith(row);
+    else {
+      document.getElementById('empty')?.remove();
+      rows.prepend(row);
+      while (rows.children.length > 200) {
+        events.delete(rows.lastElementChild.dataset.id);
+        rows.lastElementChild.remove();
+      }
+    }
+    renderCounters();
+    if (openId === view.id) showDetail(view.id);
+  }
+
+  // Per source and per webhook URL, over the events this page holds.
+  function renderCounters() {
+    const minuteAgo = Date.now() - 60000;
+    const tally = (key, map, status, at) => {
+      const entry = map.get(key) || { delivered: 0, retrying: 0, failed: 0, skipped: 0, pending: 0, lastMinute: 0 };
+      if (status in entry) entry[status] += 1;
+      if (at >= minuteAgo) entry.lastMinute += 1;
+      map.set(key, entry);
+    };
+    const sources = new Map();
+    const urls = new Map();
+    for (const view of events.values()) {
+      const at = Date.parse(view.receivedAt);
+      tally(view.source, sources, statusOf(view), at);
+      for (const w of view.webhooks) tally(w.url, urls, w.status, at);
+    }
+    const table = (id, map) => {
+      const body = document.getElementById(id);
+      body.replaceChildren(...[...map].map(([key, c]) => el('tr', { 'data-key': key },
+        el('td', {}, el('code', {}, key)), el('td', { class: 'num delivered' }, String(c.delivered)), el('td', { class: 'num retrying' }, String(c.retrying)),
+        el('td', { class: 'num failed' }, String(c.failed)), el('td', { class: 'num rate' }, c.lastMinute + '/min'))));
+    };
+    table('by-source', sources);
+    table('by-webhook', urls);
+  }
+
+  async function showDetail(id) {
+    openId = id;
+    const response = await fetch('events/' + encodeURIComponent(id));
+    if (openId !== id) return;
+    const body = detail.querySelector('.body');
+    if (!response.ok) { body.replaceChildren(el('p', {}, 'This event is no longer kept.')); detail.hidden = false; return; }
+    const d = await response.json();
+    const view = d.event;
+    const attempts = view.attempts.map((a) => el('tr', {},
+      el('td', { class: 'time' }, new Date(a.at).toLocaleTimeString()), el('td', {}, el('code', {}, view.webhooks[a.webhook] ? view.webhooks[a.webhook].url : '?')),
+      el('td', { class: 'num' }, String(a.attempt)), el('td', {}, a.status ? 'HTTP ' + a.status : '—'), el('td', { class: 'num' }, a.durationMs + ' ms'), el('td', {}, a.error || '')));
+    const requests = d.requests.map((r) => el('div', { class: 'request' }, el('h3', {}, 'POST ', el('code', {}, r.url)),
+      el('pre', { class: 'headers' }, Object.entries(r.headers).map(([k, v]) => k + ': ' + v).join('\\n'))));
+    body.replaceChildren(
+      el('p', {}, el('span', { class: 'badge', 'data-status': statusOf(view) }, statusOf(view)), ' ', view.source, ' · ', view.message.type, ' ', summary(view.message),
+        view.replayOf ? el('span', { class: 'note' }, 'sent again from event ' + view.replayOf) : undefined),
+      el('h2', {}, 'Accepted message'), el('pre', { class: 'message' }, JSON.stringify(view.message, null, 2)),
+      ...(d.body === undefined ? [el('p', {}, 'Not forwarded: no webhook request was made.')] : [
+        el('h2', {}, 'Body sent (exact bytes)'), el('pre', { class: 'sent-body' }, d.body),
+        el('h2', {}, 'Requests'), ...requests,
+        d.signature ? el('p', { class: 'signature' }, 'X-Signature ', el('code', {}, d.signature.value), ': ' + d.signature.how + '.') : el('p', {}, 'No X-Signature: the source has no sharedSecret.'),
+        el('button', { type: 'button', id: 'replay' }, 'Send again'), el('span', { id: 'replay-result', class: 'note' }),
+      ]),
+      el('h2', {}, 'Attempts'),
+      attempts.length ? el('table', {}, el('thead', {}, el('tr', {}, ...['Ended', 'URL', 'Attempt', 'Status', 'Took', 'Error'].map((h) => el('th', {}, h)))), el('tbody', {}, ...attempts))
+        : el('p', {}, 'No request yet.'));
+    detail.querySelector('h2#detail-title').textContent = 'Event ' + view.id;
+    detail.hidden = false;
+    detail.querySelector('#close').focus();
+  }
+
+  function closeDetail() {
+    openId = undefined;
+    detail.hidden = true;
+    if (opener) opener.focus();
+  }
+
+  async function replay() {
+    let token = sessionStorage.getItem('adminToken');
+    if (!token) {
+      token = prompt('Admin token (the config\\'s adminToken; kept in this tab only)');
+      if (!token) return;
+      sessionStorage.setItem('adminToken', token);
+    }
+    const result = detail.querySelector('#replay-result');
+    const response = await fetch('v1/deliveries/' + encodeURIComponent(openId) + '/replay', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
+    if (response.status === 401) sessionStorage.removeItem('adminToken');
+    const answer = await response.json();
+    result.textContent = response.ok ? ' queued as event ' + answer.id : ' ' + (answer.error || response.status);
+  }
+
+  rows.addEventListener('click', (event) => {
+    const row = event.target.closest('tr[data-id]');
+    if (row) { opener = row; showDetail(row.dataset.id); }
+  });
+  rows.addEventListener('keydown', (event) => {
+    const row = event.target.closest('tr[data-id]');
+    if (row && event.key === 'Enter') { opener = row; showDetail(row.dataset.id); }
+  });
+  document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && !detail.hidden) closeDetail(); });
+  detail.addEventListener('click', (event) => {
+    if (event.target.id === 'close') closeDetail();
+    if (event.target.id === 'replay') replay();
+  });
+  form.addEventListener('input', () => {
+    const params = new URLSearchParams();
+    for (const name of FILTERS) if (form.elements[name].value) params.set(name, form.elements[name].value);
+    const query = params.toString();
+    history.replaceState(null, '', query ? '?' + query : location.pathname);
+    refilter();
+  });
+  form.addEventListener('submit', (event) => event.preventDefault());
+  pauseButton.addEventListener('click', () => {
+    paused = !paused;
+    pauseButton.textContent = paused ? 'Resume' : 'Pause';
+    pauseButton.setAttribute('aria-pressed', String(paused));
+    if (!paused) { for (const view of held) apply(view); held = []; }
+    state.dataset.state = paused ? 'paused' : 'open';
+    state.textContent = paused ? 'paused: new events are held until you resume' : 'connected: new events appear at the top';
+  });
+  setInterval(() => {
+    for (const node of document.querySelectorAll('.countdown')) node.textContent = countdown(node.dataset.at);
+  }, 1000);
+
+  const f = filters();
+  if (f.source) addOption(form.elements.source, f.source);
+  syncForm();
+
+  const source = new EventSource('events');
+  source.onopen = () => { if (!paused) { state.dataset.state = 'open'; state.textContent = 'connected: new events appear at the top'; } };
+  source.onerror = () => { state.dataset.state = 'closed'; state.textContent = 'disconnected: retrying…'; };
+  source.onmessage = (event) => {
+    const view = JSON.parse(event.data);
+    if (paused) {
+      held = held.filter((h) => h.id !== view.id);
+      held.push(view);
+      state.textContent = 'paused: ' + held.length + ' update(s) held until you resume';
+    } else apply(view);
+  };
+`;
