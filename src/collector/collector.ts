@@ -4,6 +4,7 @@ import { log } from '../log.js';
 import type { CollectorConfig } from './config.js';
 import { Deliverer } from './deliverer.js';
 import { EventHub } from './events.js';
+import { HistoryFile } from './history.js';
 import { HostCheck } from './hosts.js';
 import { JournalStore } from './journal.js';
 import { Router } from './router.js';
@@ -51,7 +52,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const store = options.store ?? new JournalStore(options.dataDir);
   const snapshot = await store.open();
   const sources = new Map(config.sources.map((source) => [source.name, source]));
-  const hub = new EventHub();
+  // The history lives beside the journal; with another store (no data dir of its own) in memory only.
+  const history = options.store ? undefined : new HistoryFile(options.dataDir, config.historyEvents);
+  const hub = new EventHub({ retention: config.historyEvents, history });
+  await hub.load();
   const deliverer = new Deliverer(sources, config.delivery, store, hub);
   const router = new Router(store, hub, deliverer, sources);
   const hosts = new HostCheck(config.allowedHosts);
@@ -72,7 +76,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       });
     });
   } catch (error) {
-    await Promise.all([deliverer.close(), store.close()]);
+    await Promise.all([deliverer.close(), store.close(), hub.close()]);
     throw error;
   }
   const { address, family, port } = server.address() as AddressInfo;
@@ -84,13 +88,14 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let closing: Promise<void> | undefined;
   const close = async () => {
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    hub.close();
+    // Ends the pages' streams now, or the server would wait for them; the history is written last.
+    void hub.close();
     server.closeIdleConnections();
     const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE);
     await stopped;
     clearTimeout(grace);
     await deliverer.close();
-    await store.close();
+    await Promise.all([store.close(), hub.close()]);
     log('collector: closed');
   };
   return {

@@ -55,12 +55,17 @@ export interface CollectorConfig {
   server: ServerOptions;
   /** Host names, besides the collector's own address, under which the live page answers. */
   allowedHosts: string[];
+  /** Events the live page can page back through, kept in memory and in the data dir's history. */
+  historyEvents: number;
 }
+
+/** Defaults of the config's top-level entries. */
+export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'allowedHosts'];
+const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'allowedHosts', 'historyEvents'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -88,6 +93,8 @@ export function parseConfig(input: unknown): CollectorConfig {
     delivery: parseDelivery(top.delivery),
     server: parseServer(top.server),
     allowedHosts: parseAllowedHosts(top.allowedHosts),
+    // At least the 200 a page is sent when it connects.
+    historyEvents: top.historyEvents === undefined ? CONFIG_DEFAULTS.historyEvents : integer('historyEvents', top.historyEvents, 200),
   };
   if (top.adminToken !== undefined) config.adminToken = nonEmptyString('adminToken', top.adminToken);
   if (!Array.isArray(top.sources) || top.sources.length === 0) {

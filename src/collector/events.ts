@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
 import type { PreparedWebhook } from '../webhooks/prepared.js';
+import type { EventHistory, HistoryEntry } from './history.js';
 
 /**
  * Where a webhook stands with one message. `skipped`: another URL accepted the message first, so
@@ -21,6 +22,16 @@ export interface WebhookView {
   note?: string;
   /** While `retrying`: when the next attempt starts (ISO 8601), for the page's countdown. */
   nextAttemptAt?: string;
+}
+
+/** Where a message stands: delivered as soon as any receiver accepted it. */
+export type MessageStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'not forwarded';
+
+/** A message's status from its receivers'. */
+export function messageStatus(webhooks: readonly WebhookView[]): MessageStatus {
+  if (webhooks.length === 0) return 'not forwarded';
+  for (const status of ['delivered', 'retrying', 'pending'] as const) if (webhooks.some((webhook) => webhook.status === status)) return status;
+  return 'failed';
 }
 
 /** One request to one receiver, as the detail view lists it. */
@@ -58,19 +69,24 @@ export interface EventView {
   replayOf?: string;
   message: Record<string, unknown>;
   routes: RouteView[];
+  /** The message's own status, kept up to date by the hub. */
+  status: MessageStatus;
   webhooks: WebhookView[];
   /** Every request made for it, oldest first. */
   attempts: AttemptView[];
 }
 
-/** An event and what the detail view and a redelivery need besides: the webhook as it is sent. */
-interface Kept {
-  view: EventView;
-  webhook: PreparedWebhook | undefined;
+/** Limits of the {@link EventHub}. */
+export interface HubOptions {
+  /** Events a page gets when it connects; older ones it loads on demand (`GET /history`). */
+  live: number;
+  /** Events kept for paging back, the detail view and redelivery (in memory and in the history). */
+  retention: number;
+  /** Where settled events outlive the process; absent: memory only. */
+  history?: EventHistory | undefined;
 }
 
-/** How many of the latest events the live debugger keeps (for pages that connect later, details, redelivery). */
-export const EVENTS_KEPT = 200;
+export const HUB_DEFAULTS: Readonly<HubOptions> = Object.freeze({ live: 200, retention: 10_000 });
 
 /** Interval between SSE comments that keep idle connections (and proxies) from timing out, in ms. */
 const HEARTBEAT = 15_000;
@@ -80,22 +96,30 @@ const HEARTBEAT = 15_000;
  * watching, as Server-Sent Events (one `data:` line of JSON with the whole updated event).
  */
 export class EventHub {
-  readonly #limit: number;
-  readonly #events = new Map<string, Kept>();
+  readonly #options: HubOptions;
+  /** Oldest first, at most `retention`. */
+  readonly #events = new Map<string, HistoryEntry>();
   readonly #clients = new Set<ServerResponse>();
+  /** States appended to the history since it was last compacted. */
+  #recorded = 0;
   /** Runs only while a page is connected. */
   #heartbeat: NodeJS.Timeout | undefined;
 
-  /** @param limit events kept for a page that connects later; older ones are forgotten. */
-  constructor(limit = EVENTS_KEPT) {
-    this.#limit = limit;
+  constructor(options: Partial<HubOptions> = {}) {
+    this.#options = { ...HUB_DEFAULTS, ...options };
+  }
+
+  /** Takes back what the history kept from earlier runs (before any new event). */
+  async load(): Promise<void> {
+    for (const entry of (await this.#options.history?.open()) ?? []) this.#keep(entry);
   }
 
   /** Records a new event, with the webhook it is sent as when it is forwarded, and streams it. */
   add(view: EventView, webhook?: PreparedWebhook): void {
-    this.#events.set(view.id, { view, webhook });
-    if (this.#events.size > this.#limit) this.#events.delete(this.#events.keys().next().value!);
-    this.#broadcast(view);
+    view.status = messageStatus(view.webhooks);
+    this.#events.delete(view.id);
+    this.#keep({ view, webhook });
+    this.#changed(view);
   }
 
   /** Changes one receiver's view of an event (if still kept) and streams the event. */
@@ -104,7 +128,8 @@ export class EventHub {
     const webhook = view?.webhooks[index];
     if (view === undefined || webhook === undefined) return;
     Object.assign(webhook, change);
-    this.#broadcast(view);
+    view.status = messageStatus(view.webhooks);
+    this.#changed(view);
   }
 
   /** Adds a request to an event's list (if still kept); the caller's `updateWebhook` streams it. */
@@ -122,11 +147,20 @@ export class EventHub {
     return this.#events.get(id)?.webhook;
   }
 
-  /** Turns a response into an event stream: the kept events first, then every change. */
+  /** Up to `limit` kept events older than `before` (an event id), newest first, and whether more are kept. */
+  older(before: string, limit: number): { events: EventView[]; more: boolean } {
+    const ids = [...this.#events.keys()];
+    const end = ids.indexOf(before);
+    if (end === -1) return { events: [], more: false };
+    const start = Math.max(0, end - limit);
+    return { events: ids.slice(start, end).reverse().map((id) => this.#events.get(id)!.view), more: start > 0 };
+  }
+
+  /** Turns a response into an event stream: the latest `live` events first, then every change. */
   attach(res: ServerResponse, headers: Readonly<Record<string, string>> = {}): void {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', ...headers });
     res.write('retry: 1000\n\n');
-    for (const { view } of this.#events.values()) res.write(frame(view));
+    for (const { view } of [...this.#events.values()].slice(-this.#options.live)) res.write(frame(view));
     this.#clients.add(res);
     res.on('close', () => {
       this.#clients.delete(res);
@@ -137,11 +171,29 @@ export class EventHub {
     }, HEARTBEAT).unref();
   }
 
-  /** Ends every stream. */
-  close(): void {
+  /** Ends every stream; resolves once the history has written what it buffered. Can be called again. */
+  async close(): Promise<void> {
     for (const client of this.#clients) client.end();
     this.#clients.clear();
     this.#stopHeartbeat();
+    await this.#options.history?.close();
+  }
+
+  #keep(entry: HistoryEntry): void {
+    this.#events.set(entry.view.id, entry);
+    if (this.#events.size > this.#options.retention) this.#events.delete(this.#events.keys().next().value!);
+  }
+
+  #changed(view: EventView): void {
+    this.#broadcast(view);
+    const history = this.#options.history;
+    // Only settled states: an event still being retried is recorded once it ends.
+    if (history === undefined || view.status === 'pending' || view.status === 'retrying') return;
+    history.record(this.#events.get(view.id)!);
+    if (++this.#recorded > this.#options.retention) {
+      history.compact(this.#events.values());
+      this.#recorded = 0;
+    }
   }
 
   #broadcast(view: EventView): void {

@@ -34,6 +34,7 @@ export const PAGE = `<!doctype html>
   <thead><tr><th>Received</th><th>Source</th><th>Event</th><th>Routing</th><th>Status</th><th>Webhooks</th></tr></thead>
   <tbody id="events"><tr id="empty"><td colspan="6">No events yet. Send some with the client.</td></tr></tbody>
 </table>
+<p><button type="button" id="older">Load older events</button></p>
 <aside id="detail" hidden aria-labelledby="detail-title">
   <header><h2 id="detail-title">Event</h2><button type="button" id="close" aria-label="Close the detail (Escape)">Close</button></header>
   <div class="body"></div>

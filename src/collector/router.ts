@@ -113,6 +113,7 @@ export class Router {
       origin,
       message: message as unknown as Record<string, unknown>,
       routes,
+      status: forwarded ? 'pending' : 'not forwarded',
       webhooks: webhooks.map((webhook) => ({ url: displayUrl(webhook.url), status: 'pending', attempts: 0 })),
       attempts: [],
     };

@@ -7,7 +7,7 @@ import { audienceSync, audienceTrait } from '../webhooks/audience.js';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from './config.js';
 import { describeEvent } from './detail.js';
-import { EVENTS_KEPT, type EventHub } from './events.js';
+import type { EventHub } from './events.js';
 import type { HostCheck } from './hosts.js';
 import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
@@ -27,6 +27,9 @@ export interface ServerContext {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 type Route = { method: 'GET' | 'POST'; handle: Handler };
+
+/** Most events one `GET /history` returns. */
+const HISTORY_PAGE = 500;
 
 /** Largest audience or deletion request body, in bytes: the batch limit is generous enough. */
 const BODY_LIMIT = LIMITS.batchBytes;
@@ -63,6 +66,7 @@ export function createHandler(context: ServerContext): RequestListener {
   const routes = new Map<string, Route>([
     ['/', live((_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...PAGE_HEADERS }).end(PAGE))],
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
+    ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
     ['/v1/batch', ingest(parseBatch)],
     // Each call type has a route of its own, `POST /v1/<type>`.
     ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
@@ -78,7 +82,7 @@ export function createHandler(context: ServerContext): RequestListener {
       (id) =>
         live((_, res) => {
           const event = context.hub.get(id);
-          if (event === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No event ${id} is kept (the page keeps the latest ${EVENTS_KEPT})`);
+          if (event === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No event ${id} is kept (see \`historyEvents\` in the config)`);
           sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), bySource.get(event.source)?.webhooks), PAGE_HEADERS);
         }),
     ],
@@ -89,7 +93,7 @@ export function createHandler(context: ServerContext): RequestListener {
         handle: async (req, res) => {
           requireAdmin(req, context, 'redelivery');
           const delivery = await context.router.redeliver(id);
-          if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No forwarded event ${id} is kept to send again (the latest ${EVENTS_KEPT} are)`);
+          if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No forwarded event ${id} is kept to send again (see \`historyEvents\` in the config)`);
           sendJson(res, 202, { id: delivery, replayOf: id });
         },
       }),
@@ -169,6 +173,18 @@ async function deletions(req: IncomingMessage, res: ServerResponse, context: Ser
     });
   await context.router.accept(items, 'deletion');
   sendJson(res, 200, { notifications: items.length, sources: items.map(({ source }) => source.name) });
+}
+
+/** `GET /history?before=<id>&limit=<n>`: kept events older than one the page shows, newest first. */
+function history(req: IncomingMessage, hub: EventHub): ReturnType<EventHub['older']> {
+  const query = new URL(req.url ?? '/', 'http://collector').searchParams;
+  const before = query.get('before');
+  if (before === null) throw invalid('before', 'Expected `before`: the id of the oldest event the page shows');
+  const limit = query.get('limit') === null ? HISTORY_PAGE : Number(query.get('limit'));
+  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE) {
+    throw invalid('limit', `Expected \`limit\` to be an integer from 1 to ${HISTORY_PAGE}, got ${JSON.stringify(query.get('limit'))}`);
+  }
+  return hub.older(before, limit);
 }
 
 /** The admin routes (deletions, redeliveries) need `Authorization: Bearer <adminToken>`. */

@@ -26,6 +26,7 @@ describe('parseConfig', () => {
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
       allowedHosts: ['collector.internal', '.example.com'],
+      historyEvents: 500,
     };
     expect(parseConfig(input)).toEqual({
       adminToken: 'secret',
@@ -36,16 +37,18 @@ describe('parseConfig', () => {
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
       allowedHosts: ['collector.internal', '.example.com'],
+      historyEvents: 500,
     });
   });
 
   it('bounds slow clients by default: 10 s for headers, 30 s for a whole request, 1,000 connections', () => {
-    expect(parseConfig({ sources: [source()] })).toMatchObject({ server: { headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 }, allowedHosts: [] });
+    expect(parseConfig({ sources: [source()] })).toMatchObject({ server: { headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 }, allowedHosts: [], historyEvents: 10_000 });
   });
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `allowedHosts`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `allowedHosts`, `historyEvents`, got `extra`'],
+    [{ sources: [source()], historyEvents: 100 }, 'historyEvents', 'Expected `historyEvents` to be an integer >= 200, got `100` (number)'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
     [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],
     [

@@ -205,4 +205,20 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
     await expect.poll(() => page.locator('#events tr', { hasText: 'redelivery' }).count()).toBe(1);
     await page.keyboard.press('Escape');
   });
+
+  it('pages back past the live rows through the history with "Load older events"', async () => {
+    const before = await page.locator('#events tr[data-id]').count();
+    const analytics = new Analytics('wk_shop', { endpoint: collector.url, flushAt: 100 });
+    for (let n = 0; n < 230; n += 1) analytics.track({ userId: 'u1', event: `Bulk ${n}` });
+    expect(await analytics.close()).toMatchObject({ delivered: 230 });
+    const fresh = await browser.newPage();
+    await fresh.goto(`${collector.url}/`);
+    // A page that connects gets the latest 200; the rest it loads on demand.
+    await expect.poll(() => fresh.locator('#events tr[data-id]').count()).toBe(200);
+    await fresh.click('#older');
+    await expect.poll(() => fresh.locator('#events tr[data-id]').count()).toBe(before + 230);
+    expect(await fresh.locator('#older').isHidden()).toBe(true);
+    expect(await fresh.locator('#events tr[data-id]').last().textContent()).toContain('Checkout Started');
+    await fresh.close();
+  });
 });

@@ -116,7 +116,10 @@ export interface StreamedEvent {
   origin: string;
   message: Record<string, any>;
   routes: { destination: string; forwarded: boolean; reason?: string }[];
-  webhooks: { url: string; status: string; attempts: number; httpStatus?: number; note?: string }[];
+  /** The message's own status. */
+  status: string;
+  replayOf?: string;
+  webhooks: { url: string; status: string; attempts: number; httpStatus?: number; note?: string; nextAttemptAt?: string }[];
 }
 
 /** Follows `GET /events`: `latest` holds the newest view of every event, by id; `all` every view streamed. */

@@ -10,6 +10,9 @@ export const SCRIPT = `
   const detail = document.getElementById('detail');
   const pauseButton = document.getElementById('pause');
   const FILTERS = ['source', 'type', 'status', 'q'];
+  // Rows the page holds at most: the collector keeps as many (historyEvents) by default.
+  const MAX_ROWS = 10000;
+  const olderButton = document.getElementById('older');
   let paused = false;
   let held = [];
   let openId;
@@ -33,14 +36,6 @@ export const SCRIPT = `
     }
   }
 
-  // The message's own status: delivered as soon as any receiver accepted it.
-  function statusOf(view) {
-    if (view.webhooks.length === 0) return 'not forwarded';
-    const all = view.webhooks.map((w) => w.status);
-    for (const status of ['delivered', 'retrying', 'pending']) if (all.includes(status)) return status;
-    return 'failed';
-  }
-
   function countdown(at) {
     const seconds = Math.max(0, Math.ceil((Date.parse(at) - Date.now()) / 1000));
     return seconds === 0 ? 'next attempt now' : 'next attempt in ' + seconds + ' s';
@@ -49,7 +44,7 @@ export const SCRIPT = `
   function render(view) {
     const m = view.message;
     const who = m.userId || m.anonymousId || '';
-    const status = statusOf(view);
+    const status = view.status;
     const origin = view.origin === 'api' ? '' : ' · ' + view.origin;
     const routing = view.routes.map((r) => el('div', r.forwarded ? {} : { class: 'off' }, r.destination + (r.forwarded ? ': forwarded' : ': not forwarded (' + r.reason + ')')));
     const hooks = view.webhooks.map((w) => el('span', { class: 'webhook' },
@@ -78,7 +73,7 @@ export const SCRIPT = `
     const m = view.message;
     if (f.source && view.source !== f.source) return false;
     if (f.type && m.type !== f.type) return false;
-    if (f.status && statusOf(view) !== f.status) return false;
+    if (f.status && view.status !== f.status) return false;
     if (f.q) {
       const q = f.q.toLowerCase();
       const fields = [m.userId, m.anonymousId, m.messageId, m.event, m.previousId];
@@ -101,17 +96,21 @@ export const SCRIPT = `
     select.append(el('option', { value }, value));
   }
 
-  function apply(view) {
+  function remember(view) {
     events.set(view.id, view);
     addOption(form.elements.source, view.source);
     if (filters().source === view.source) form.elements.source.value = view.source;
+  }
+
+  function apply(view) {
+    remember(view);
     const row = render(view);
     const old = rows.querySelector('tr[data-id="' + CSS.escape(view.id) + '"]');
     if (old) old.replaceWith(row);
     else {
       document.getElementById('empty')?.remove();
       rows.prepend(row);
-      while (rows.children.length > 200) {
+      while (rows.children.length > MAX_ROWS) {
         events.delete(rows.lastElementChild.dataset.id);
         rows.lastElementChild.remove();
       }
@@ -133,7 +132,7 @@ export const SCRIPT = `
     const urls = new Map();
     for (const view of events.values()) {
       const at = Date.parse(view.receivedAt);
-      tally(view.source, sources, statusOf(view), at);
+      tally(view.source, sources, view.status, at);
       for (const w of view.webhooks) tally(w.url, urls, w.status, at);
     }
     const table = (id, map) => {
@@ -160,7 +159,7 @@ export const SCRIPT = `
     const requests = d.requests.map((r) => el('div', { class: 'request' }, el('h3', {}, 'POST ', el('code', {}, r.url)),
       el('pre', { class: 'headers' }, Object.entries(r.headers).map(([k, v]) => k + ': ' + v).join('\\n'))));
     body.replaceChildren(
-      el('p', {}, el('span', { class: 'badge', 'data-status': statusOf(view) }, statusOf(view)), ' ', view.source, ' · ', view.message.type, ' ', summary(view.message),
+      el('p', {}, el('span', { class: 'badge', 'data-status': view.status }, view.status), ' ', view.source, ' · ', view.message.type, ' ', summary(view.message),
         view.replayOf ? el('span', { class: 'note' }, 'sent again from event ' + view.replayOf) : undefined),
       el('h2', {}, 'Accepted message'), el('pre', { class: 'message' }, JSON.stringify(view.message, null, 2)),
       ...(d.body === undefined ? [el('p', {}, 'Not forwarded: no webhook request was made.')] : [
@@ -196,6 +195,22 @@ export const SCRIPT = `
     const answer = await response.json();
     result.textContent = response.ok ? ' queued as event ' + answer.id : ' ' + (answer.error || response.status);
   }
+
+  // Pages back through the collector's history, below the rows already shown.
+  async function loadOlder() {
+    const oldest = rows.lastElementChild && rows.lastElementChild.dataset.id;
+    if (!oldest) return;
+    const response = await fetch('history?before=' + encodeURIComponent(oldest) + '&limit=200');
+    const page = await response.json();
+    for (const view of page.events) {
+      if (events.has(view.id)) continue;
+      remember(view);
+      rows.append(render(view));
+    }
+    olderButton.hidden = !page.more;
+    renderCounters();
+  }
+  olderButton.addEventListener('click', loadOlder);
 
   rows.addEventListener('click', (event) => {
     const row = event.target.closest('tr[data-id]');

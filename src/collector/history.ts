@@ -1,0 +1,109 @@
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { log } from '../log.js';
+import type { PreparedWebhook } from '../webhooks/prepared.js';
+import type { EventView } from './events.js';
+
+/** An event as the history keeps it: its latest view, and the webhook it was sent as (for redelivery). */
+export interface HistoryEntry {
+  view: EventView;
+  webhook?: PreparedWebhook | undefined;
+}
+
+/**
+ * Where the live debugger keeps settled events beyond one run, so the page can page back through
+ * them after a restart. Best effort: what it loses in a crash is only what the page shows, never a
+ * delivery (deliveries live in the `Store`).
+ */
+export interface EventHistory {
+  /** What earlier runs kept, oldest first, at most `retention` events. */
+  open(): Promise<HistoryEntry[]>;
+  /** Keeps an event's latest state; a later record of the same event replaces an earlier one. */
+  record(entry: HistoryEntry): void;
+  /** Rewrites the history with only these entries (the ones still kept), so it stops growing. */
+  compact(entries: Iterable<HistoryEntry>): void;
+  /** Resolves once what was recorded so far is written. Can be called again. */
+  close(): Promise<void>;
+}
+
+const FILE = 'history.ndjson';
+
+/**
+ * The default {@link EventHistory}: one NDJSON line per recorded state in the data directory,
+ * appended without fsync. Writes run one after another, so a compaction never races an append.
+ */
+export class HistoryFile implements EventHistory {
+  readonly #file: string;
+  readonly #retention: number;
+  /** Lines recorded since the last append was queued; absent when none are waiting. */
+  #buffer: string[] | undefined;
+  /** The writes in order; never rejects (failures are logged: the history is best effort). */
+  #writes: Promise<void> = Promise.resolve();
+
+  constructor(dir: string, retention: number) {
+    this.#file = path.join(dir, FILE);
+    this.#retention = retention;
+  }
+
+  async open(): Promise<HistoryEntry[]> {
+    await mkdir(path.dirname(this.#file), { recursive: true });
+    const kept = new Map<string, HistoryEntry>();
+    let text = '';
+    try {
+      text = await readFile(this.#file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        const entry = JSON.parse(line) as HistoryEntry;
+        kept.delete(entry.view.id);
+        kept.set(entry.view.id, entry);
+      } catch {
+        // A line cut short by a crash: the state it recorded is simply not in the history.
+      }
+    }
+    const entries = [...kept.values()].slice(-this.#retention);
+    await this.#rewrite(entries);
+    return entries;
+  }
+
+  record(entry: HistoryEntry): void {
+    if (this.#buffer === undefined) {
+      // Each append writes only its own lines, so one queued before a compaction cannot carry
+      // lines recorded after it (the rewrite would then erase them).
+      const lines: string[] = [];
+      this.#buffer = lines;
+      this.#queue(() => this.#append(lines));
+    }
+    this.#buffer.push(`${JSON.stringify(entry)}\n`);
+  }
+
+  compact(entries: Iterable<HistoryEntry>): void {
+    const kept = [...entries];
+    // The entries hold every state still waiting to be appended.
+    this.#buffer?.splice(0);
+    this.#buffer = undefined;
+    this.#queue(() => this.#rewrite(kept));
+  }
+
+  close(): Promise<void> {
+    return this.#writes;
+  }
+
+  #queue(write: () => Promise<void>): void {
+    this.#writes = this.#writes.then(write).catch((error: unknown) => log('collector: could not write the event history: %O', error));
+  }
+
+  async #append(lines: string[]): Promise<void> {
+    if (this.#buffer === lines) this.#buffer = undefined;
+    if (lines.length > 0) await appendFile(this.#file, lines.join(''));
+  }
+
+  /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */
+  async #rewrite(entries: HistoryEntry[]): Promise<void> {
+    await writeFile(`${this.#file}.tmp`, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+    await rename(`${this.#file}.tmp`, this.#file);
+  }
+}

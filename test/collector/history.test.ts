@@ -1,0 +1,93 @@
+// The live debugger's history: HistoryFile alone, then through the real CLI across a restart.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Analytics } from '../../src/index.js';
+import type { EventView } from '../../src/collector/events.js';
+import { HistoryFile } from '../../src/collector/history.js';
+import { startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
+import { startLoopback } from '../helpers/loopback.js';
+
+const temp = tempDir();
+afterAll(async () => {
+  await stopAll();
+  temp.remove();
+});
+
+const view = (id: string, status: EventView['status']): EventView => ({
+  id,
+  receivedAt: new Date(0).toISOString(),
+  source: 'web',
+  origin: 'api',
+  message: { type: 'track', event: id },
+  routes: [],
+  status,
+  webhooks: [],
+  attempts: [],
+});
+
+describe('HistoryFile', () => {
+  it('keeps the latest state of each event across a reopen, at most `retention`, oldest first', async () => {
+    const dir = path.join(temp.dir, 'unit');
+    const first = new HistoryFile(dir, 3);
+    expect(await first.open()).toEqual([]);
+    for (const id of ['a', 'b', 'c', 'd']) first.record({ view: view(id, 'failed') });
+    first.record({ view: view('b', 'delivered'), webhook: { messageId: 'm', type: 'track', body: '{"x":1}', receivedAt: 1 } });
+    await first.close();
+
+    const again = await new HistoryFile(dir, 3).open();
+    expect(again.map((entry) => [entry.view.id, entry.view.status])).toEqual([['c', 'failed'], ['d', 'failed'], ['b', 'delivered']]);
+    expect(again[2]!.webhook?.body).toBe('{"x":1}');
+    // Opening rewrote the file with only what is kept.
+    expect(readFileSync(path.join(dir, 'history.ndjson'), 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+
+  it('skips a line cut short by a crash, and compaction leaves only the entries given', async () => {
+    const dir = path.join(temp.dir, 'crash');
+    const history = new HistoryFile(dir, 10);
+    await history.open();
+    history.record({ view: view('a', 'failed') });
+    await history.close();
+    writeFileSync(path.join(dir, 'history.ndjson'), `${readFileSync(path.join(dir, 'history.ndjson'), 'utf8')}{"view":{"id":"cut`);
+    const reopened = new HistoryFile(dir, 10);
+    expect((await reopened.open()).map((entry) => entry.view.id)).toEqual(['a']);
+    reopened.record({ view: view('b', 'failed') });
+    reopened.compact([{ view: view('z', 'delivered') }]);
+    reopened.record({ view: view('y', 'failed') });
+    await reopened.close();
+    expect((await new HistoryFile(dir, 10).open()).map((entry) => entry.view.id)).toEqual(['z', 'y']);
+  });
+});
+
+describe('the history through the CLI', () => {
+  it('shows a restarted collector the settled events of the previous run, and pages back past the live 200', async () => {
+    const receiver = await startLoopback();
+    const config = writeConfig(temp.dir, {
+      sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
+    });
+    const args = ['--config', config, '--port', '0', '--data-dir', path.join(temp.dir, 'data')];
+    const first = await startCollector(args);
+    const analytics = new Analytics('wk_web', { endpoint: first.url, flushAt: 100 });
+    for (let n = 0; n < 250; n += 1) analytics.track({ userId: 'u1', event: `Event ${n}` });
+    expect(await analytics.close()).toMatchObject({ delivered: 250 });
+    await waitFor(() => receiver.requests.length === 250, 'the deliveries');
+    await first.stop();
+
+    const second = await startCollector(args);
+    const stream = await watchEvents(second.url);
+    await waitFor(() => stream.latest.size === 200, 'the latest 200 on the stream');
+    const streamed = [...stream.latest.values()];
+    expect(streamed.every((event) => event.status === 'delivered')).toBe(true);
+    expect(streamed.at(-1)!.message.event).toBe('Event 249');
+    stream.close();
+
+    const older = await fetch(`${second.url}/history?before=${streamed[0]!.id}&limit=500`);
+    const page = (await older.json()) as { events: EventView[]; more: boolean };
+    expect(page.more).toBe(false);
+    expect(page.events.map((event) => event.message.event)).toEqual(Array.from({ length: 50 }, (_, n) => `Event ${49 - n}`));
+    expect((await fetch(`${second.url}/history?before=${streamed[0]!.id}&limit=501`)).status).toBe(400);
+    expect((await fetch(`${second.url}/history`)).status).toBe(400);
+    await second.stop();
+    await receiver.close();
+  }, 60_000);
+});
