@@ -88,7 +88,7 @@ export class Deliverer {
       hub.get(id)?.webhooks.flatMap((webhook, index) => (webhook.status === 'delivered' || webhook.status === 'skipped' ? [] : [index])) ?? [];
     destination.on('attempt', ({ id, index, attempt, ok, status, error, duration }) => {
       const webhook = hub.get(id)?.webhooks[index];
-      hub.recordAttempt(id, { at: new Date().toISOString(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
+      hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
       const attempts = (webhook?.attempts ?? 0) + 1;
       if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, httpStatus: status, note: undefined, nextAttemptAt: undefined });
       // A request that ends after another URL settled the delivery leaves the URL skipped.

@@ -36,8 +36,8 @@ export function messageStatus(webhooks: readonly WebhookView[]): MessageStatus {
 
 /** One request to one receiver, as the detail view lists it. */
 export interface AttemptView {
-  /** When it ended (ISO 8601). */
-  at: string;
+  /** When it ended, in ms since the epoch. */
+  at: number;
   /** Which of the event's `webhooks`. */
   webhook: number;
   /** The delivery's attempt it belonged to, from 1. */
@@ -101,7 +101,7 @@ export class EventHub {
   readonly #events = new Map<string, HistoryEntry>();
   readonly #clients = new Set<ServerResponse>();
   /** States appended to the history since it was last compacted. */
-  #recorded = 0;
+  #appended = 0;
   /** Runs only while a page is connected. */
   #heartbeat: NodeJS.Timeout | undefined;
 
@@ -187,12 +187,15 @@ export class EventHub {
   #changed(view: EventView): void {
     this.#broadcast(view);
     const history = this.#options.history;
-    // Only settled states: an event still being retried is recorded once it ends.
-    if (history === undefined || view.status === 'pending' || view.status === 'retrying') return;
-    history.record(this.#events.get(view.id)!);
-    if (++this.#recorded > this.#options.retention) {
+    const entry = this.#events.get(view.id)!;
+    // Once per settled status: an event still being retried is recorded when it ends, and a late
+    // answer from a URL that was not needed (the message stays delivered) is not written again.
+    if (history === undefined || view.status === 'pending' || view.status === 'retrying' || entry.recorded === view.status) return;
+    entry.recorded = view.status;
+    history.record(entry);
+    if (++this.#appended > this.#options.retention) {
       history.compact(this.#events.values());
-      this.#recorded = 0;
+      this.#appended = 0;
     }
   }
 

@@ -8,6 +8,8 @@ import type { EventView } from './events.js';
 export interface HistoryEntry {
   view: EventView;
   webhook?: PreparedWebhook | undefined;
+  /** The status last written to the history, so that one status is written once. */
+  recorded?: EventView['status'];
 }
 
 /**
