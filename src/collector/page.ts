@@ -27,13 +27,13 @@ export const PAGE = `<!doctype html>
   <button type="button" id="pause" aria-pressed="false">Pause</button>
 </form>
 <div class="counters">
-  <table><caption>Per source</caption><thead><tr><th>Source</th><th>Delivered</th><th>Retrying</th><th>Failed</th><th>Last minute</th></tr></thead><tbody id="by-source"></tbody></table>
-  <table><caption>Per webhook</caption><thead><tr><th>URL</th><th>Delivered</th><th>Retrying</th><th>Failed</th><th>Last minute</th></tr></thead><tbody id="by-webhook"></tbody></table>
+  <div class="scroll"><table><caption>Per source</caption><thead><tr><th>Source</th><th>Delivered</th><th>Retrying</th><th>Failed</th><th>Last minute</th></tr></thead><tbody id="by-source"></tbody></table></div>
+  <div class="scroll"><table><caption>Per webhook</caption><thead><tr><th>URL</th><th>Delivered</th><th>Retrying</th><th>Failed</th><th>Last minute</th></tr></thead><tbody id="by-webhook"></tbody></table></div>
 </div>
-<table>
+<div class="scroll"><table id="log">
   <thead><tr><th>Received</th><th>Source</th><th>Event</th><th>Routing</th><th>Status</th><th>Webhooks</th></tr></thead>
   <tbody id="events"><tr id="empty"><td colspan="6">No events yet. Send some with the client.</td></tr></tbody>
-</table>
+</table></div>
 <p><button type="button" id="older">Load older events</button></p>
 <aside id="detail" hidden aria-labelledby="detail-title">
   <header><h2 id="detail-title">Event</h2><button type="button" id="close" aria-label="Close the detail (Escape)">Close</button></header>

@@ -221,4 +221,15 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
     expect(await fresh.locator('#events tr[data-id]').last().textContent()).toContain('Checkout Started');
     await fresh.close();
   });
+
+  it('stays readable in a narrow window: no sideways scrolling of the page, the status column kept', async () => {
+    const narrow = await browser.newPage();
+    await narrow.setViewportSize({ width: 420, height: 800 });
+    await narrow.goto(`${collector.url}/`);
+    await expect.poll(() => narrow.locator('#events tr[data-id]').count()).toBeGreaterThan(0);
+    expect(await narrow.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    expect(await narrow.locator('#log th', { hasText: 'Routing' }).isVisible()).toBe(false);
+    expect(await narrow.locator('#log th', { hasText: 'Status' }).isVisible()).toBe(true);
+    await narrow.close();
+  });
 });

@@ -29,7 +29,8 @@ export const STYLE = `
   .badge[data-status="retrying"] { background: #b54708; }
   .badge[data-status="failed"] { background: #b42318; }
   .badge[data-status="skipped"] { background: #9aa3ad; }
-  .note { display: block; font-size: .75rem; color: #5b6470; }
+  .note { display: block; font-size: .75rem; color: #5b6470; overflow-wrap: anywhere; }
+  .scroll { overflow-x: auto; }
   pre { margin: .25rem 0 0; overflow: auto; white-space: pre-wrap; word-break: break-all; background: #f6f7f9; padding: .4rem; }
   #empty td { text-align: center; color: #5b6470; padding: 2rem; }
   #detail { position: fixed; inset: 0 0 0 auto; width: min(44rem, 100vw); overflow: auto; background: #fff; box-shadow: -2px 0 8px #0003; padding: 1rem 1.25rem; box-sizing: border-box; }
@@ -37,6 +38,6 @@ export const STYLE = `
   .counters { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem; margin: 0 0 1rem; }
   @media (max-width: 40rem) {
     body { padding: .5rem; }
-    #events td:nth-child(4), #events th:nth-child(4) { display: none; }
+    #log td:nth-child(4), #log th:nth-child(4) { display: none; }
   }
 `;
