@@ -75,6 +75,8 @@ class DeferredConnection implements Connection {
   }
 
   async close(force?: boolean): Promise<void> {
-    if (this.#loading) await (await this.#loading).close(force);
+    // If undici failed to load, every send already reported it; there is nothing to release.
+    const connection = await this.#loading?.catch(() => undefined);
+    await connection?.close(force);
   }
 }
