@@ -3,12 +3,13 @@
 // them and forwards each to a loopback receiver in a third process (bench/receiver.mjs). Two
 // scenarios: the source has one healthy webhook URL; or a stalled URL (never answers) and the
 // healthy one. With --baseline DIR, the same runs use DIR/dist/cli.js as the collector too (e.g. a
-// worktree of an older commit, built), interleaved with ours, and the table shows ratios. Loopback
-// only; every run is bounded by --run-timeout. A benchmark, not a test.
+// worktree of an older commit, built), interleaved with ours, and the table shows ratios. With
+// --ceiling, bench/bare-forwarder.mjs runs as a third collector: what one HTTP request per message
+// allows on this machine. Loopback only; every run is bounded by --run-timeout. A benchmark, not a test.
 //
 //   npm run bench:collector -- [--messages N (10000)] [--timeout MS (1000, the webhooks' timeout)]
 //                              [--flush-at N (100)] [--rounds N (1)] [--baseline DIR]
-//                              [--run-timeout S (30)] [--profile (node --cpu-prof the collector
+//                              [--run-timeout S (30)] [--scenarios healthy,stalled] [--ceiling] [--profile (node --cpu-prof the collector
 //                              into bench/profiles/ and print its top functions)]
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +31,8 @@ const { values: args } = parseArgs({
     baseline: { type: 'string' },
     'run-timeout': { type: 'string', default: '30' },
     profile: { type: 'boolean', default: false },
+    ceiling: { type: 'boolean', default: false },
+    scenarios: { type: 'string', default: 'healthy,stalled' },
   },
 });
 
@@ -46,8 +49,13 @@ const settings = {
   rounds: positiveInteger('rounds'),
   runTimeoutMs: positiveInteger('run-timeout') * 1000,
 };
-const builds = [{ name: 'this build', root: here('..') }];
-if (args.baseline !== undefined) builds.push({ name: `baseline (${path.basename(path.resolve(args.baseline))})`, root: path.resolve(args.baseline) });
+/** The collectors compared: this build first, the one the ratios divide by second. */
+const builds = [{ name: 'this build', label: 'ours', script: here('../dist/cli.js') }];
+if (args.baseline !== undefined) {
+  const root = path.resolve(args.baseline);
+  builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: path.join(root, 'dist/cli.js') });
+}
+if (args.ceiling) builds.push({ name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs') });
 const PROFILES = here('./profiles');
 const clock = () => performance.timeOrigin + performance.now();
 
@@ -76,7 +84,7 @@ async function startReceiver() {
 /** A `serve` child process of one build, with its URL once it printed it. */
 async function startCollector(build, config, dataDir, label) {
   const execArgv = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=collector-${label}-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...execArgv, path.join(build.root, 'dist/cli.js'), 'serve', '--config', config, '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [...execArgv, build.script, 'serve', '--config', config, '--port', '0', '--data-dir', dataDir], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const url = await new Promise((resolve, reject) => {
@@ -121,7 +129,7 @@ async function run(build, scenario) {
     config,
     JSON.stringify({ sources: [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks } } }], delivery: { timeout: settings.timeout } }),
   );
-  const label = `${build === builds[0] ? 'ours' : 'baseline'}-${scenario}`;
+  const label = `${build.label}-${scenario}`;
   const collector = await startCollector(build, config, path.join(temp, 'data'), label);
   try {
     const acceptedAt = new Array(settings.messages);
@@ -193,7 +201,8 @@ function topFunctions(label, count = 12) {
 
 // ---------------------------------------------------------------- main
 
-const scenarios = ['healthy', 'stalled'];
+const scenarios = args.scenarios.split(',');
+if (scenarios.length === 0 || scenarios.some((s) => s !== 'healthy' && s !== 'stalled')) throw new Error(`Expected --scenarios to list healthy and/or stalled, got ${args.scenarios}`);
 const results = new Map();
 console.error(
   `bench:collector: ${settings.messages} messages, flushAt ${settings.flushAt}, webhook timeout ${settings.timeout} ms, ${settings.rounds} round(s), ` +
@@ -229,7 +238,7 @@ const value = (build, scenario, pick) => median((results.get(`${build.name}/${sc
 for (const scenario of scenarios) {
   const title = scenario === 'healthy' ? 'one healthy URL' : 'a stalled URL and a healthy URL';
   console.log(`\n### ${title} (median of ${settings.rounds})\n`);
-  console.log(`| metric | ${builds.map((b) => b.name).join(' | ')} |${builds.length > 1 ? ' ratio |' : ''}`);
+  console.log(`| metric | ${builds.map((b) => b.name).join(' | ')} |${builds.length > 1 ? ` ratio to ${builds[1].name} |` : ''}`);
   console.log(`|---|${builds.map(() => '---:').join('|')}|${builds.length > 1 ? '---:|' : ''}`);
   for (const [name, pick, format] of rows) {
     const values = builds.map((build) => value(build, scenario, pick));
@@ -237,14 +246,16 @@ for (const scenario of scenarios) {
     console.log(`| ${name} | ${values.map(format).join(' | ')} |${ratio}`);
   }
 }
-console.log('\n### stalled URL added: forwarded msgs/s as a share of the healthy-only figure\n');
-console.log('| build | share |\n|---|---:|');
-for (const build of builds) {
-  const share = value(build, 'stalled', (r) => r.forwardedPerSecond) / value(build, 'healthy', (r) => r.forwardedPerSecond);
-  console.log(`| ${build.name} | ${(100 * share).toFixed(1)} % |`);
+if (scenarios.length === 2) {
+  console.log('\n### stalled URL added: forwarded msgs/s as a share of the healthy-only figure\n');
+  console.log('| build | share |\n|---|---:|');
+  for (const build of builds) {
+    const share = value(build, 'stalled', (r) => r.forwardedPerSecond) / value(build, 'healthy', (r) => r.forwardedPerSecond);
+    console.log(`| ${build.name} | ${(100 * share).toFixed(1)} % |`);
+  }
 }
 if (args.profile) {
-  for (const label of builds.flatMap((build, index) => scenarios.map((s) => `${index === 0 ? 'ours' : 'baseline'}-${s}`))) {
+  for (const label of builds.flatMap((build) => scenarios.map((s) => `${build.label}-${s}`))) {
     console.log(`\n### profile of the collector, ${label}: self time\n\n\`\`\`\n${topFunctions(label).join('\n')}\n\`\`\``);
   }
 }
