@@ -112,12 +112,12 @@ export class JournalStore implements Store {
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0);
-      const text = batch.map((entry) => entry.text).join('');
+      const bytes = Buffer.from(batch.map((entry) => entry.text).join(''));
       try {
         const handle = this.#handle!;
-        await handle.appendFile(text);
+        await writeAll(handle, bytes);
         if (batch.some((entry) => entry.sync)) await handle.datasync();
-        this.#appended += Buffer.byteLength(text);
+        this.#appended += bytes.length;
         for (const entry of batch) {
           // Acceptances enter the live state only once durable: a failed write leaves no trace.
           if (entry.record.op === 'accept') this.#apply(entry.record);
@@ -216,6 +216,16 @@ function upgrade(delivery: Delivery & { acceptedAt?: number }): Delivery {
   if (delivery.webhook !== undefined) return delivery;
   const { acceptedAt, ...rest } = delivery;
   return { ...rest, webhook: prepareWebhook(delivery.message, acceptedAt ?? Date.now()) };
+}
+
+/**
+ * Appends bytes with as few writes as the OS allows: one, nearly always. (`FileHandle.appendFile`
+ * takes several steps per call, a measurable share of the collector's time with one settle
+ * record per delivered message.)
+ */
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += (await handle.write(bytes, written)).bytesWritten;
 }
 
 function audienceKey(source: string, name: string): string {

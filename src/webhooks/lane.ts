@@ -1,4 +1,5 @@
 import type { DeliveryError } from '../errors.js';
+import { Queue } from '../queue.js';
 
 /** How one request to a URL ended, as far as the URL's health is concerned. */
 export type RequestOutcome = 'ok' | 'failed' | 'neutral';
@@ -43,7 +44,8 @@ export class UrlLane {
   #probing = false;
   /** The failure that opened (or kept open) the breaker. */
   #lastFailure: DeliveryError | undefined;
-  readonly #waiters: SlotWaiter[] = [];
+  /** A FIFO, not an array: a backlog of thousands of deliveries waits here, and `Array#shift` is O(n). */
+  readonly #waiters = new Queue<SlotWaiter>();
 
   constructor(index: number, limits: LaneLimits) {
     this.index = index;
@@ -110,7 +112,7 @@ export class UrlLane {
 
   /** Wakes every waiter to look again (the breaker opened, or the destination is closing). */
   wakeAll(): void {
-    for (const waiter of this.#waiters.splice(0)) {
+    for (const waiter of this.#waiters.drain()) {
       if (!waiter.done) waiter.wake(undefined);
     }
   }
