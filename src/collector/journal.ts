@@ -10,7 +10,8 @@ import type { AudienceRecord, Delivery, Outcome, Store, StoreSnapshot } from './
 export interface JournalOptions {
   /**
    * Rewrite the journal with only what is still pending once this many bytes were appended since
-   * the last rewrite.
+   * the last rewrite, and at least as many as that rewrite wrote (so a large backlog is not
+   * rewritten over and over: the cost of rewriting stays at most that of appending).
    * @default 16777216 (16 MiB)
    */
   compactAfter?: number;
@@ -39,8 +40,9 @@ const VERSION = 1;
  * transaction. Acceptances are fsync'ed before they resolve; concurrent ones share one write and
  * one fsync (group commit), so throughput is bound by the disk's fsync rate, not by request count.
  * Settlements are appended without fsync: a crash may forget one, and then the message is
- * delivered again (at-least-once). On open, and again once `compactAfter` bytes were appended,
- * the journal is rewritten with only the live state (written aside, fsync'ed, renamed over).
+ * delivered again (at-least-once). On open, and again once `compactAfter` bytes (and at least the
+ * live state's size) were appended, the journal is rewritten with only the live state (written
+ * aside, fsync'ed, renamed over).
  * A lock file keeps a second process from using the same directory.
  */
 export class JournalStore implements Store {
@@ -51,6 +53,8 @@ export class JournalStore implements Store {
   readonly #audiences = new Map<string, AudienceRecord>();
   #handle: FileHandle | undefined;
   #appended = 0;
+  /** Bytes the latest compaction wrote: the live state's size then. */
+  #compacted = 0;
   #queue: Pending[] = [];
   /** The write loop; absent while nothing is queued. */
   #writing: Promise<void> | undefined;
@@ -127,7 +131,7 @@ export class JournalStore implements Store {
         log('collector: journal write failed: %O', error);
         for (const entry of batch) entry.reject(error as Error);
       }
-      if (this.#appended >= this.#compactAfter) await this.#compact().catch((error) => log('collector: compaction failed: %O', error));
+      if (this.#appended >= Math.max(this.#compactAfter, this.#compacted)) await this.#compact().catch((error) => log('collector: compaction failed: %O', error));
     }
     // In the same synchronous step as the empty-queue check: an append from now on starts a new loop.
     this.#writing = undefined;
@@ -188,7 +192,8 @@ export class JournalStore implements Store {
     await syncDirectory(this.#dir);
     this.#handle = await open(this.#file, 'a');
     this.#appended = 0;
-    log('collector: journal compacted to %d bytes', Buffer.byteLength(text));
+    this.#compacted = Buffer.byteLength(text);
+    log('collector: journal compacted to %d bytes', this.#compacted);
   }
 
   async #lock(): Promise<void> {

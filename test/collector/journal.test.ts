@@ -99,6 +99,32 @@ describe('JournalStore', () => {
     expect(lines).toEqual([{ op: 'journal', version: 1 }, { op: 'accept', deliveries: [delivery('d7')] }]);
   });
 
+  it('with a backlog larger than compactAfter, rewrites it only once as many bytes were appended again', async () => {
+    const first = store({ compactAfter: 2_000 });
+    await first.open();
+    await first.accept(Array.from({ length: 40 }, (_, i) => delivery(`backlog${i}`)));
+    await first.accept([delivery('tip')]); // crosses compactAfter: compacted to one line per delivery
+    const live = statSync(journal()).size;
+    const settles = () => readFileSync(journal(), 'utf8').split('\n').filter((line) => line.includes('"settle"')).length;
+    // Traffic that settles as fast as it arrives: several times compactAfter in all, less than the backlog.
+    let sent = 0;
+    while (statSync(journal()).size - live < live / 2 && sent < 500) {
+      await first.accept([delivery(`new${sent}`)]);
+      await first.settle(`new${sent}`, 'delivered');
+      sent += 1;
+    }
+    expect(statSync(journal()).size - live).toBeGreaterThan(2 * 2_000);
+    expect(settles()).toBe(sent);
+    while (statSync(journal()).size - live < live && settles() > 0 && sent < 1_000) {
+      await first.accept([delivery(`new${sent}`)]);
+      await first.settle(`new${sent}`, 'delivered');
+      sent += 1;
+    }
+    expect(settles()).toBeLessThan(sent);
+    await first.close();
+    expect((await store().open()).pending).toHaveLength(41);
+  });
+
   it('keeps every one of many concurrent acceptances, each a whole line', async () => {
     const first = store();
     await first.open();
