@@ -39,6 +39,8 @@ export class Router {
   readonly #hub: EventHub;
   readonly #deliverer: Deliverer;
   readonly #sources: ReadonlyMap<string, SourceConfig>;
+  /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
+  readonly #shownUrls = new Map<string, string[]>();
 
   constructor(store: Store, hub: EventHub, deliverer: Deliverer, sources: ReadonlyMap<string, SourceConfig>) {
     this.#store = store;
@@ -105,7 +107,7 @@ export class Router {
 
   #view(id: string, source: string, message: WebhookInput, origin: EventView['origin'], routes: RouteView[], at: number): EventView {
     const forwarded = routes.some((route) => route.forwarded);
-    const webhooks = forwarded ? (this.#sources.get(source)?.webhooks?.webhooks ?? []) : [];
+    const urls = forwarded ? this.#shownUrlsOf(source) : [];
     return {
       id,
       receivedAt: new Date(at).toISOString(),
@@ -114,8 +116,17 @@ export class Router {
       message: message as unknown as Record<string, unknown>,
       routes,
       status: forwarded ? 'pending' : 'not forwarded',
-      webhooks: webhooks.map((webhook) => ({ url: displayUrl(webhook.url), status: 'pending', attempts: 0 })),
+      webhooks: urls.map((url) => ({ url, status: 'pending', attempts: 0 })),
       attempts: [],
     };
+  }
+
+  #shownUrlsOf(source: string): string[] {
+    let urls = this.#shownUrls.get(source);
+    if (urls === undefined) {
+      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map((webhook) => displayUrl(webhook.url));
+      this.#shownUrls.set(source, urls);
+    }
+    return urls;
   }
 }
