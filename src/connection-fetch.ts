@@ -13,7 +13,12 @@ export class FetchConnection implements Connection {
     this.#dispatcher = dispatcher;
   }
 
-  async send({ url, body, headers, signal }: Outgoing): Promise<RawResponse> {
+  async send({ url, body, headers, abort }: Outgoing): Promise<RawResponse> {
+    // fetch takes only an AbortSignal; it stays linked while the response is read.
+    const controller = new AbortController();
+    if (abort.aborted) controller.abort(abort.reason);
+    else abort.once('abort', () => controller.abort(abort.reason));
+    const { signal } = controller;
     const res = await this.#fetch(url, { method: 'POST', headers, body: body as BodyInit, signal, dispatcher: this.#dispatcher });
     return {
       status: res.status,

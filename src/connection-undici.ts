@@ -22,9 +22,9 @@ export class UndiciConnection implements Connection {
     this.#dispatcher = dispatcher ?? this.#agent!;
   }
 
-  async send({ url, body, headers, signal }: Outgoing): Promise<RawResponse> {
+  async send({ url, body, headers, abort }: Outgoing): Promise<RawResponse> {
     const { origin, path } = this.#target(url);
-    const res = await this.#dispatcher.request({ origin, path, method: 'POST', headers, body, signal });
+    const res = await this.#dispatcher.request({ origin, path, method: 'POST', headers, body, signal: abort });
     const retryAfter = res.headers['retry-after'];
     return {
       status: res.statusCode,

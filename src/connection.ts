@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { FetchConnection } from './connection-fetch.js';
 import type { FetchLike } from './options.js';
+import type { RequestAbort } from './request-abort.js';
 import { IS_NODE } from './runtime.js';
 
 /** One POST, as a {@link Connection} sends it. */
@@ -8,7 +9,8 @@ export interface Outgoing {
   url: string;
   body: string | Uint8Array;
   headers: Record<string, string>;
-  signal: AbortSignal;
+  /** Ends the request, and the reading of its response, when thrown. */
+  abort: RequestAbort;
 }
 
 /** A response that arrived, before it is judged. */

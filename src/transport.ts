@@ -1,5 +1,6 @@
 import type { Connection } from './connection.js';
 import { DeliveryError, HttpError, NetworkError, TimeoutError } from './errors.js';
+import { RequestAbort } from './request-abort.js';
 
 /** One POST. Durations in ms. */
 export interface PostRequest {
@@ -25,14 +26,14 @@ const ERROR_BODY_CHARS = 500;
  * @throws the signal's reason when it aborts.
  */
 export async function post(req: PostRequest): Promise<number> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new TimeoutError(req.timeout)), req.timeout);
-  const onAbort = () => controller.abort(req.signal?.reason);
+  const abort = new RequestAbort();
+  const timer = setTimeout(() => abort.abort(new TimeoutError(req.timeout)), req.timeout);
+  const onAbort = () => abort.abort(req.signal?.reason);
   if (req.signal?.aborted) onAbort();
   else req.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const { url, body, headers } = req;
-    const response = await req.connection.send({ url, body, headers, signal: controller.signal });
+    const response = await req.connection.send({ url, body, headers, abort });
     if (response.status >= 200 && response.status < 300) {
       await response.discard();
       return response.status;
@@ -40,7 +41,7 @@ export async function post(req: PostRequest): Promise<number> {
     const text = await response.text();
     throw new HttpError(response.status, errorMessageOf(text), parseRetryAfter(response.retryAfter));
   } catch (error) {
-    if (controller.signal.aborted) throw controller.signal.reason;
+    if (abort.aborted) throw abort.reason;
     if (error instanceof DeliveryError) throw error;
     throw new NetworkError(`POST ${new URL(req.url).origin} failed: ${describeCause(error)}`, error);
   } finally {

@@ -4,24 +4,30 @@ import { openConnection } from '../src/connection.js';
 import { post } from '../src/transport.js';
 import { type Loopback, startLoopback } from './helpers/loopback.js';
 
-let server: Loopback | undefined;
-let connection = openConnection({ connections: 4 });
-afterEach(async () => {
-  await connection.close(true);
-  connection = openConnection({ connections: 4 });
-  await server?.close();
-  server = undefined;
-});
+// Both ways a request leaves the process: undici on Node, fetch elsewhere (here Node's own).
+const CONNECTIONS = {
+  undici: () => openConnection({ connections: 4 }),
+  fetch: () => openConnection({ connections: 4, fetch: (url, init) => globalThis.fetch(url, init) }),
+};
 
-const request = (url: string, timeout = 2_000) => ({
-  url,
-  body: '{"a":1}',
-  headers: { 'content-type': 'application/json' },
-  timeout,
-  connection,
-});
+describe.each(Object.entries(CONNECTIONS))('post over a real socket, through %s', (_kind, open) => {
+  let server: Loopback | undefined;
+  let connection = open();
+  afterEach(async () => {
+    await connection.close(true);
+    connection = open();
+    await server?.close();
+    server = undefined;
+  });
 
-describe('post over a real socket', () => {
+  const request = (url: string, timeout = 2_000) => ({
+    url,
+    body: '{"a":1}',
+    headers: { 'content-type': 'application/json' },
+    timeout,
+    connection,
+  });
+
   it('resolves with a 2xx status after sending the exact body and headers', async () => {
     server = await startLoopback((_, res) => {
       res.statusCode = 202;
@@ -76,5 +82,21 @@ describe('post over a real socket', () => {
     const pending = post({ ...request(server.url), signal: controller.signal }).catch((e: unknown) => e);
     setTimeout(() => controller.abort(new Error('closing')), 20);
     expect(await pending).toMatchObject({ message: 'closing' });
+  });
+
+  it('sends nothing when the caller signal is already aborted', async () => {
+    server = await startLoopback();
+    const signal = AbortSignal.abort(new Error('closed before'));
+    expect(await post({ ...request(server.url), signal }).catch((e: unknown) => e)).toMatchObject({ message: 'closed before' });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('times out when the response body is still arriving at the deadline', async () => {
+    server = await startLoopback((_, res) => {
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.write('trickle'); // and never ends
+    });
+    const error = await post(request(server.url, 150)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
   });
 });
