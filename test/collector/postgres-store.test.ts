@@ -1,30 +1,20 @@
 // The PostgreSQL store against a real server: a throwaway cluster for this file, a fresh database
 // per test. Without PostgreSQL installed these tests skip (one line says why); under CI=true they fail.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/collector/postgres/store.js';
-import { POSTGRES_MISSING, POSTGRES_REQUIRED, type PostgresCluster, startPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, useThrowawayCluster } from '../helpers/postgres.js';
 import { delivery, storeContract } from './store-contract.js';
 
-const skip = POSTGRES_MISSING !== undefined && !POSTGRES_REQUIRED ? POSTGRES_MISSING : undefined;
-
-let cluster: PostgresCluster;
-beforeAll(async () => {
-  if (!skip) cluster = await startPostgres();
-}, 60_000);
-afterAll(() => cluster?.stop());
-
-it.skipIf(skip !== undefined)('has a PostgreSQL server to test against', () => {
-  expect(POSTGRES_MISSING, 'CI=true: PostgreSQL tests must run (.ci/run installs the server)').toBeUndefined();
-});
+const cluster = useThrowawayCluster();
 
 storeContract(
   'PostgresStore',
   async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     return { make: () => new PostgresStore(url), remove: () => undefined };
   },
-  skip,
+  POSTGRES_SKIP,
 );
 
 /** Runs one query on its own connection. */
@@ -38,7 +28,7 @@ async function sql<Row extends pg.QueryResultRow>(url: string, text: string, val
   }
 }
 
-describe.skipIf(skip !== undefined)('PostgresStore', () => {
+describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
   const stores: PostgresStore[] = [];
   const store = (url: string) => {
     const created = new PostgresStore(url);
@@ -48,7 +38,7 @@ describe.skipIf(skip !== undefined)('PostgresStore', () => {
   afterAll(() => Promise.all(stores.map((s) => s.close())));
 
   it('creates its schema once: three stores opening at once on an empty database all open, and a reopen changes nothing', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const three = [store(url), store(url), store(url)];
     await Promise.all(three.map((s) => s.open()));
     await Promise.all(three.map((s, i) => s.accept([delivery(`p${i}`)])));
@@ -60,14 +50,14 @@ describe.skipIf(skip !== undefined)('PostgresStore', () => {
   });
 
   it('refuses a database migrated by a newer collector', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     await store(url).open();
     await sql(url, 'INSERT INTO schema_version (version) VALUES (99)');
     await expect(store(url).open()).rejects.toMatchObject({ code: 'ERR_SCHEMA_VERSION', message: expect.stringContaining('version 99') });
   });
 
   it('commits an acceptance as one statement: a refused row undoes the others and the audience', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const first = store(url);
     await first.open();
     await first.accept([delivery('a')], { source: 'web', state: { audience: 'A', members: ['u1'] } });
@@ -81,7 +71,7 @@ describe.skipIf(skip !== undefined)('PostgresStore', () => {
   });
 
   it('keeps a settled delivery as a row with its outcome and when it was settled, for retention to remove', async () => {
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const first = store(url);
     await first.open();
     await first.accept([delivery('a'), delivery('b'), delivery('c', 1_700_000_000_123)]);

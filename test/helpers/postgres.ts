@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
 // A throwaway PostgreSQL cluster for tests: Debian's server binaries, a cluster in a temp dir on a
 // free loopback port, removed after. The server refuses to run as root, so under root (CI) every
@@ -27,10 +28,29 @@ export function postgresBin(): string | undefined {
   return candidates.find((dir) => ['initdb', 'pg_ctl', 'postgres'].every((name) => existsSync(path.join(dir, name))));
 }
 
-/** Whether PostgreSQL tests must run: under CI=true a missing server is a failure, not a skip. */
-export const POSTGRES_REQUIRED = process.env.CI === 'true';
-/** Why PostgreSQL tests are skipped here, or undefined when the server is available. */
-export const POSTGRES_MISSING = postgresBin() === undefined ? 'PostgreSQL server binaries (initdb, pg_ctl, postgres) not found: apt-get install postgresql' : undefined;
+const MISSING = postgresBin() === undefined ? 'PostgreSQL server binaries (initdb, pg_ctl, postgres) not found: apt-get install postgresql' : undefined;
+/**
+ * Why PostgreSQL tests skip here (a one-line reason for their titles), or undefined when they run:
+ * they run when the server is installed, and under CI=true, where a missing server fails them.
+ */
+export const POSTGRES_SKIP = MISSING !== undefined && process.env.CI !== 'true' ? MISSING : undefined;
+
+/**
+ * Gives the calling test file one cluster, started before its tests and removed after, and a test
+ * that fails under CI=true when the server is missing (elsewhere it skips with the others).
+ * @returns the cluster, once beforeAll has run.
+ */
+export function useThrowawayCluster(): () => PostgresCluster {
+  let cluster: PostgresCluster | undefined;
+  beforeAll(async () => {
+    if (POSTGRES_SKIP === undefined) cluster = await startPostgres();
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+  it.skipIf(POSTGRES_SKIP !== undefined)('has a PostgreSQL server to test against', () => {
+    expect(MISSING, 'CI=true: PostgreSQL tests must run (.ci/run installs the server)').toBeUndefined();
+  });
+  return () => cluster!;
+}
 
 /** A running throwaway cluster. */
 export interface PostgresCluster {
@@ -66,11 +86,11 @@ function freePort(): Promise<number> {
 /**
  * Creates a cluster in a temp dir and starts it on a free loopback port (fsync off: a test's data
  * need not survive a power cut). Resolves once it accepts connections.
- * @throws when the binaries are missing; check {@link POSTGRES_MISSING} first.
+ * @throws when the binaries are missing.
  */
-export async function startPostgres(): Promise<PostgresCluster> {
+async function startPostgres(): Promise<PostgresCluster> {
   const bin = postgresBin();
-  if (bin === undefined) throw new Error(POSTGRES_MISSING);
+  if (bin === undefined) throw new Error(MISSING);
   const root = mkdtempSync(path.join(tmpdir(), 'pg-test-'));
   const data = path.join(root, 'data');
   const sockets = path.join(root, 'sockets');
