@@ -82,6 +82,18 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       expect((await reopen(second)).snapshot.pending).toEqual([]);
     });
 
+    it('records every one of many concurrent settlements, each with its own outcome', async () => {
+      const first = store();
+      await first.open();
+      const ids = Array.from({ length: 60 }, (_, i) => `s${i}`);
+      await first.accept(ids.map((id) => delivery(id)));
+      // Every third is left pending; the others settle at once, delivered or failed in turn.
+      await Promise.all(ids.filter((_, i) => i % 3 !== 0).map((id, i) => first.settle(id, i % 2 ? 'failed' : 'delivered')));
+
+      const { snapshot } = await reopen(first);
+      expect(snapshot.pending.map((d) => d.id)).toEqual(ids.filter((_, i) => i % 3 === 0));
+    });
+
     it('gives back the body bytes exactly: non-ASCII, escapes, NUL and a lone surrogate', async () => {
       const tricky = { text: 'Café ☕ 日本 👩‍💻', quotes: '"q" \\ \\u0041 / \b\f\n\r\t', nul: 'a\u0000b', lone: 'x\ud800y', big: 1e21, small: 5e-7 };
       const original = delivery('bytes', 5_000, tricky);

@@ -4,6 +4,7 @@ import { log } from '../../log.js';
 import type { AudienceState } from '../../webhooks/audience.js';
 import type { WebhookType } from '../../webhooks/body.js';
 import { type AudienceRecord, audienceKey, type Delivery, type Outcome, type Store, type StoreSnapshot, storeClosedError } from '../store.js';
+import { Batcher } from './batcher.js';
 import { postgresUrl, redact } from './connection-string.js';
 import { migrate } from './schema.js';
 
@@ -26,7 +27,11 @@ const INSERT_WITH_AUDIENCE = `
     ON CONFLICT (source, name) DO UPDATE SET state = excluded.state, updated_at = now()
   )${INSERT_DELIVERIES}`;
 
-const SETTLE = `UPDATE deliveries SET status = $2, settled_at = now() WHERE id = $1 AND status = 'pending'`;
+/** Settlements that arrive together share one statement. */
+const SETTLE = `
+  UPDATE deliveries AS d SET status = s.outcome, settled_at = now()
+  FROM unnest($1::text[], $2::text[]) AS s(id, outcome)
+  WHERE d.id = s.id AND d.status = 'pending'`;
 
 const PENDING = `SELECT id, source, message, message_id, type, body, received_at FROM deliveries WHERE status = 'pending' ORDER BY seq`;
 
@@ -45,9 +50,10 @@ interface DeliveryRow {
 
 /**
  * A {@link Store} in PostgreSQL (node-postgres, loaded when the store opens, so that nothing else
- * in the package loads it). Every acceptance is one statement, committed before it resolves; a
- * settlement is one UPDATE. Audience states are also kept in memory, loaded at open, so that
- * `audience()` answers synchronously as the interface requires.
+ * in the package loads it). Every acceptance is one statement, committed before it resolves;
+ * settlements are grouped: those that arrive while one UPDATE runs share the next. Audience states
+ * are also kept in memory, loaded at open, so that `audience()` answers synchronously as the
+ * interface requires.
  *
  * This is the foundation of issue 12: one collector process per database. Claims and leases, which
  * let several processes share the queue, are not there yet.
@@ -55,10 +61,13 @@ interface DeliveryRow {
 export class PostgresStore implements Store {
   readonly #connectionString: string;
   readonly #audiences = new Map<string, AudienceRecord>();
-  /** Statements in progress, which close() lets finish. */
-  readonly #inFlight = new Set<Promise<unknown>>();
   #pool: Pool | undefined;
   #closing: Promise<void> | undefined;
+  /** Acceptances in progress, which close() lets finish. */
+  readonly #accepting = new Set<Promise<unknown>>();
+  readonly #settles = new Batcher<[id: string, outcome: Outcome]>(async (settles) => {
+    await this.#pool!.query(SETTLE, [settles.map(([id]) => id), settles.map(([, outcome]) => outcome)]);
+  });
 
   /**
    * @param connectionString `postgres://USER[:PASSWORD]@HOST:PORT/DB` (or `postgresql://`), with any
@@ -101,6 +110,7 @@ export class PostgresStore implements Store {
   }
 
   async accept(deliveries: readonly Delivery[], audience?: AudienceRecord): Promise<void> {
+    const pool = this.#usable();
     const columns = [
       deliveries.map((d) => d.id),
       deliveries.map((d) => d.source),
@@ -110,13 +120,21 @@ export class PostgresStore implements Store {
       deliveries.map((d) => d.webhook.body),
       deliveries.map((d) => d.webhook.receivedAt),
     ];
-    await this.#query(audience ? INSERT_WITH_AUDIENCE : INSERT_DELIVERIES, audience ? [...columns, audience.source, audience.state.audience, JSON.stringify(audience.state)] : columns);
+    const values = audience ? [...columns, audience.source, audience.state.audience, JSON.stringify(audience.state)] : columns;
+    const query = pool.query(audience ? INSERT_WITH_AUDIENCE : INSERT_DELIVERIES, values);
+    this.#accepting.add(query);
+    try {
+      await query;
+    } finally {
+      this.#accepting.delete(query);
+    }
     // Only once committed: a failed acceptance leaves no trace, here as in the database.
     if (audience) this.#audiences.set(audienceKey(audience.source, audience.state.audience), audience);
   }
 
   async settle(id: string, outcome: Outcome): Promise<void> {
-    await this.#query(SETTLE, [id, outcome]);
+    this.#usable();
+    await this.#settles.add([id, outcome]);
   }
 
   audience(source: string, name: string): AudienceState | undefined {
@@ -125,23 +143,17 @@ export class PostgresStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled(this.#inFlight);
+      await Promise.allSettled([...this.#accepting, this.#settles.idle()]);
       await this.#pool?.end();
     })();
     return this.#closing;
   }
 
-  /** Runs one statement on the pool, tracked so that close() waits for it. */
-  async #query(sql: string, values: unknown[]): Promise<void> {
+  /** The pool, while the store is open. */
+  #usable(): Pool {
     // Without a pool the store was never opened, or its open failed: either way it is not usable.
     if (this.#closing || !this.#pool) throw storeClosedError();
-    const query = this.#pool.query(sql, values);
-    this.#inFlight.add(query);
-    try {
-      await query;
-    } finally {
-      this.#inFlight.delete(query);
-    }
+    return this.#pool;
   }
 }
 
