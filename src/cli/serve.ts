@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { COLLECTOR_DEFAULTS, startCollector } from '../collector/collector.js';
 import { loadConfig, SERVER_DEFAULTS } from '../collector/config.js';
+import { postgresUrl, redact } from '../collector/postgres/connection-string.js';
+import { PostgresStore } from '../collector/postgres/store.js';
 import { AnalyticsError } from '../errors.js';
 import { integerFlag, parseFlags } from './args.js';
 import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
@@ -8,7 +10,7 @@ import { type Command, type CommandContext, EXIT, UsageError } from './command.j
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
 export const DEFAULT_DATA_DIR = '.batched-analytics';
 
-const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR]
+const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR | --store URL]
 
 Runs the local collector: the ingestion API the client sends to (/v1/batch, /v1/<call>),
 POST /v1/audiences, POST /v1/deletions, and a live event debugger at /. Prints its base URL
@@ -21,6 +23,9 @@ Options:
                    the API and the debugger to the network)
   --data-dir DIR   where messages waiting for delivery are journaled, so they survive a crash
                    (default ./${DEFAULT_DATA_DIR} in the current directory)
+  --store URL      keep them in PostgreSQL instead: postgres://USER[:PASSWORD]@HOST:PORT/DB
+                   (schema created at start; one collector per database for now; the live
+                   page's history is then kept in memory only); wins over the config's "store"
   -h, --help       this help
 
 Config file:
@@ -31,10 +36,12 @@ Config file:
     "delivery": { "timeout": 5000, "retryWindow": 14400000, "minRetryDelay": 1000,
                   "maxRetryDelay": 300000, "maxRequestsPerUrl": 64, "breakerThreshold": 5 },
     "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections} },
-    "allowedHosts": [ "collector.internal", ".example.com" ] }
-  "delivery" and "server" are optional (durations in ms; the values shown are the defaults;
-  the server's timeouts are at most 30000). The live page answers only under the collector's
-  own address (with loopback: localhost, 127.0.0.1, [::1], with the port) and "allowedHosts".
+    "allowedHosts": [ "collector.internal", ".example.com" ],
+    "store": "postgres://collector@db.internal:5432/analytics" }
+  "delivery", "server" and "store" are optional (durations in ms; the delivery and server values
+  shown are the defaults; the server's timeouts are at most 30000). The live page answers only
+  under the collector's own address (with loopback: localhost, 127.0.0.1, [::1], with the port)
+  and "allowedHosts".
 `;
 
 /** `batched-analytics serve`: the local collector. */
@@ -48,6 +55,7 @@ export const serveCommand: Command = {
         port: { type: 'string' },
         host: { type: 'string' },
         'data-dir': { type: 'string' },
+        store: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -61,12 +69,17 @@ export const serveCommand: Command = {
     const port = integerFlag('--port', values.port, 0);
     if (port !== undefined && port > 65_535) throw new UsageError(`Expected --port to be at most 65535, got ${JSON.stringify(values.port)}`);
     if (values.host === '') throw new UsageError('Expected --host to be a host name or address, got ""');
+    if (values.store !== undefined && values['data-dir'] !== undefined) throw new UsageError('Expected --data-dir or --store, not both');
+    const flagStore = values.store === undefined ? undefined : postgresUrl('--store', values.store);
     const config = await loadConfig(values.config);
     const dataDir = path.resolve(values['data-dir'] ?? DEFAULT_DATA_DIR);
+    const storeUrl = flagStore ?? config.store;
+    const kept = storeUrl === undefined ? 'journal' : 'database';
 
     let collector;
     try {
-      collector = await startCollector({ config, dataDir, port, host: values.host });
+      const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl);
+      collector = await startCollector({ config, dataDir, port, host: values.host, store });
     } catch (error) {
       context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, values.host, port)}\n`);
       return EXIT.incomplete;
@@ -76,9 +89,9 @@ export const serveCommand: Command = {
       [
         `collector listening on ${collector.url}`,
         `  live events:  ${collector.url}/`,
-        `  data dir:     ${dataDir}${defaulted}`,
+        storeUrl === undefined ? `  data dir:     ${dataDir}${defaulted}` : `  store:        ${redact(storeUrl)} (PostgreSQL; live page history in memory)`,
         ...config.sources.map(({ name, webhooks }) => `  source ${name}: ${webhooks ? `Webhooks -> ${webhooks.webhooks.length} URL(s)` : 'no destination'}`),
-        ...(collector.resumed > 0 ? [`  resumed ${collector.resumed} undelivered message(s) from the journal`] : []),
+        ...(collector.resumed > 0 ? [`  resumed ${collector.resumed} undelivered message(s) from the ${kept}`] : []),
         '',
       ].join('\n'),
     );
@@ -89,7 +102,7 @@ export const serveCommand: Command = {
       if (context.signal.aborted) resolve();
       else context.signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    context.stderr.write('collector stopping; undelivered messages stay in the journal\n');
+    context.stderr.write(`collector stopping; undelivered messages stay in the ${kept}\n`);
     await collector.close();
     return EXIT.ok;
   },

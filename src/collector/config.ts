@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import { describe, integer, isPlainObject } from '../options.js';
 import { resolveWebhookConfig } from '../webhooks/settings.js';
+import { postgresUrl } from './postgres/connection-string.js';
 import type { WebhookDestinationOptions, WebhookSettings } from '../webhooks/settings.js';
 
 /**
@@ -57,6 +58,8 @@ export interface CollectorConfig {
   allowedHosts: string[];
   /** Events the live page can page back through, kept in memory and in the data dir's history. */
   historyEvents: number;
+  /** A PostgreSQL URL to keep deliveries and audiences in instead of the data dir's journal. */
+  store?: string;
 }
 
 /** Defaults of the config's top-level entries. */
@@ -65,7 +68,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'allowedHosts', 'historyEvents'];
+const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'allowedHosts', 'historyEvents', 'store'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -97,6 +100,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     historyEvents: top.historyEvents === undefined ? CONFIG_DEFAULTS.historyEvents : integer('historyEvents', top.historyEvents, 200),
   };
   if (top.adminToken !== undefined) config.adminToken = nonEmptyString('adminToken', top.adminToken);
+  if (top.store !== undefined) config.store = postgresUrl('store', top.store);
   if (!Array.isArray(top.sources) || top.sources.length === 0) {
     throw new ConfigError('sources', `Expected \`sources\` to be a non-empty array, got ${describe(top.sources)}`);
   }

@@ -4,7 +4,7 @@ import { AnalyticsError } from '../errors.js';
 import { log } from '../log.js';
 import type { AudienceState } from '../webhooks/audience.js';
 import { prepareWebhook } from '../webhooks/prepared.js';
-import type { AudienceRecord, Delivery, Outcome, Store, StoreSnapshot } from './store.js';
+import { type AudienceRecord, audienceKey, type Delivery, type Outcome, type Store, type StoreSnapshot, storeClosedError } from './store.js';
 
 /** Options of {@link JournalStore}. */
 export interface JournalOptions {
@@ -105,7 +105,7 @@ export class JournalStore implements Store {
   }
 
   #append(record: Record_, sync: boolean): Promise<void> {
-    if (this.#closing) return Promise.reject(new AnalyticsError('The store is closed', { code: 'ERR_STORE_CLOSED' }));
+    if (this.#closing) return Promise.reject(storeClosedError());
     return new Promise((resolve, reject) => {
       this.#queue.push({ record, text: `${JSON.stringify(record)}\n`, sync, resolve, reject });
       this.#writing ??= this.#drain();
@@ -231,10 +231,6 @@ function upgrade(delivery: Delivery & { acceptedAt?: number }): Delivery {
 async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
   let written = 0;
   while (written < bytes.length) written += (await handle.write(bytes, written)).bytesWritten;
-}
-
-function audienceKey(source: string, name: string): string {
-  return JSON.stringify([source, name]);
 }
 
 function isAlive(pid: number): boolean {

@@ -1,3 +1,4 @@
+import { AnalyticsError } from '../errors.js';
 import type { AudienceState } from '../webhooks/audience.js';
 import type { WebhookInput } from '../webhooks/body.js';
 import type { PreparedWebhook } from '../webhooks/prepared.js';
@@ -36,8 +37,9 @@ export type Outcome = 'delivered' | 'failed';
 
 /**
  * Where the collector keeps what must survive a crash: deliveries not yet settled, and the latest
- * state of each audience. The collector is its only user and calls it from one process; another
- * implementation (a database, a queue) can replace the file journal by implementing this.
+ * state of each audience. The collector is its only user and calls it from one process. Two
+ * implementations: the file journal (the default) and PostgreSQL; both pass one contract suite
+ * (test/collector/store-contract.ts).
  */
 export interface Store {
   /** Recovers what the previous run left; called once, before any other method. */
@@ -53,4 +55,14 @@ export interface Store {
   audience(source: string, name: string): AudienceState | undefined;
   /** Writes what is buffered and releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What every store's calls reject with once it is closed: the same code whichever store it is. */
+export function storeClosedError(): AnalyticsError {
+  return new AnalyticsError('The store is closed', { code: 'ERR_STORE_CLOSED' });
+}
+
+/** The key of an audience in a store's in-memory map: audiences are per source. */
+export function audienceKey(source: string, name: string): string {
+  return JSON.stringify([source, name]);
 }

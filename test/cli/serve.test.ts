@@ -27,7 +27,7 @@ describe.concurrent('help', () => {
   it('serve --help describes every flag and the config file', async () => {
     const { code, stdout } = await runCli(['serve', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '-h, --help', '"sources"', '"adminToken"', '"delivery"']) {
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"delivery"', '"store"']) {
       expect(stdout).toContain(flag);
     }
   });
@@ -41,6 +41,8 @@ describe.concurrent('bad command lines and config files: one line naming the pro
     [['--config', 'c.json', '--port', '70000'], /--port .*65535/],
     [['--config', 'c.json', 'extra'], /"extra"/],
     [['--config', 'missing.json'], /Cannot read config file missing\.json/],
+    [['--config', 'c.json', '--store', 'mysql://u:pw@db/x'], /`--store` to be a PostgreSQL URL.*mysql:\/\/u:\*\*\*@db\/x/],
+    [['--config', 'c.json', '--store', 'postgres://db/x', '--data-dir', 'd'], /--data-dir or --store, not both/],
   ])('serve %j', (args, message) =>
     inTempDir(async (dir) => {
       writeConfig(dir, MINIMAL, 'c.json');
@@ -58,6 +60,7 @@ describe.concurrent('bad command lines and config files: one line naming the pro
     [{ sources: [{ name: 'web', writeKey: 'k', destinations: { Webhooks: { webhooks: [{ url: 'ftp://x' }] } } }] }, /`sources\[0\]\.destinations\.Webhooks\.webhooks\[0\]\.url`/],
     [{ sources: [{ name: 'web', writeKey: 'k', destinations: { Slack: {} } }] }, /`sources\[0\]\.destinations`.*`Slack`/],
     [{ source: [] }, /`source`/],
+    [{ ...MINIMAL, store: '/var/run/postgresql' }, /`store` to be a PostgreSQL URL/],
   ])('config %j', (config, message) =>
     inTempDir(async (dir) => {
       const file = writeConfig(dir, config);
@@ -120,6 +123,13 @@ describe('running', () => {
     const locked = await runCli(['serve', '--config', config, '--port', '0', '--data-dir', `${temp.dir}/d`]);
     expect(locked).toMatchObject({ code: 1, stdout: '' });
     expect(locked.stderr).toContain(`is in use by process ${first.child.pid}`);
+  });
+
+  it('exits 1 naming the database, without its password, when the --store cannot be reached', async () => {
+    const result = await runCli(['serve', '--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--store', 'postgres://me:s3cret@127.0.0.1:1/analytics']);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toContain('cannot start: Cannot open the PostgreSQL store postgres://me:***@127.0.0.1:1/analytics');
+    expect(result.stderr).not.toContain('s3cret');
   });
 
   it('refuses deletions when the config has no adminToken', async () => {

@@ -27,6 +27,7 @@ describe('parseConfig', () => {
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
+      store: 'postgres://collector@db.internal:5432/analytics',
     };
     expect(parseConfig(input)).toEqual({
       adminToken: 'secret',
@@ -38,6 +39,7 @@ describe('parseConfig', () => {
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
+      store: 'postgres://collector@db.internal:5432/analytics',
     });
   });
 
@@ -47,7 +49,10 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `allowedHosts`, `historyEvents`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `allowedHosts`, `historyEvents`, `store`, got `extra`'],
+    [{ sources: [source()], store: 'mysql://u@h/db' }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `"mysql://u@h/db"` (string)'],
+    [{ sources: [source()], store: 'http://u:pw@h/db' }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `"http://u:***@h/db"` (string)'],
+    [{ sources: [source()], store: 5432 }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `5432` (number)'],
     [{ sources: [source()], historyEvents: 100 }, 'historyEvents', 'Expected `historyEvents` to be an integer >= 200, got `100` (number)'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
     [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],

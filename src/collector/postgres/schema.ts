@@ -1,0 +1,101 @@
+import type { Pool } from 'pg';
+import { AnalyticsError } from '../../errors.js';
+import { log } from '../../log.js';
+
+/** One step of the schema, applied once per database, in order. Never edit a released one: add the next. */
+interface Migration {
+  version: number;
+  sql: string;
+}
+
+/**
+ * The schema, as ordered migrations.
+ *
+ * `deliveries` holds one row per delivery for its whole life: the collector's `Delivery` with its
+ * `webhook` as fixed at acceptance. The body is `text`, not `jsonb`, so the bytes sent are exactly
+ * those accepted (jsonb would reorder keys and normalise numbers and escapes); `message` is `json`
+ * (kept as written, any JSON string escape included, which `jsonb` refuses for `\u0000`), and so is
+ * an audience's `state`. `received_at` is the webhook's `receivedAt` in ms since the epoch, the start
+ * of the retry window, kept exact as a bigint; `accepted_at` is the server's clock, for monitoring.
+ * `seq` orders pending rows by acceptance.
+ *
+ * Claiming (issue 12's next step) is provided for: `attempts`, `next_attempt_at` (a retry is a row
+ * whose time has come), `claim_id` and `lease_until` (who is attempting it, until when), found
+ * through the partial index of due pending rows. Settled rows keep `settled_at` for retention.
+ * The live page's cluster-wide history (events and attempts) will be its own table, added by a
+ * later migration.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE deliveries (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        id text PRIMARY KEY,
+        source text NOT NULL,
+        message json NOT NULL,
+        message_id text NOT NULL,
+        type text NOT NULL,
+        body text NOT NULL,
+        received_at bigint NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        claim_id uuid,
+        lease_until timestamptz,
+        accepted_at timestamptz NOT NULL DEFAULT now(),
+        settled_at timestamptz
+      );
+      CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX deliveries_settled ON deliveries (settled_at) WHERE status <> 'pending';
+      CREATE TABLE audiences (
+        source text NOT NULL,
+        name text NOT NULL,
+        state json NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (source, name)
+      );`,
+  },
+];
+
+/** The schema version this code writes: the last migration's. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+
+/** The advisory lock that serialises migrations across processes: the ASCII bytes of "batched-" as a bigint. */
+const MIGRATION_LOCK = '7089075258759930925';
+
+/**
+ * Brings the database's schema to {@link SCHEMA_VERSION}: creates it on an empty database, applies
+ * the missing migrations, and does nothing when it is current. Safe when several processes start at
+ * once: each runs in one transaction holding an advisory lock, so the first applies the migrations
+ * and the others, once it commits, find them applied. A failed migration leaves nothing applied.
+ * @returns the version the database had before.
+ * @throws {AnalyticsError} `ERR_SCHEMA_VERSION` when the database was migrated by a newer version.
+ */
+export async function migrate(pool: Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM schema_version');
+    const current = rows[0]!.version;
+    if (current > SCHEMA_VERSION) {
+      throw new AnalyticsError(`The database has schema version ${current}; this collector knows up to version ${SCHEMA_VERSION}`, {
+        code: 'ERR_SCHEMA_VERSION',
+      });
+    }
+    for (const migration of MIGRATIONS.filter(({ version }) => version > current)) {
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_version (version) VALUES ($1)', [migration.version]);
+    }
+    await client.query('COMMIT');
+    if (current < SCHEMA_VERSION) log('collector: PostgreSQL schema migrated from version %d to %d', current, SCHEMA_VERSION);
+    return current;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

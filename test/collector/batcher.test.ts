@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from '../../src/collector/postgres/batcher.js';
+
+/** A batcher whose flushes wait until the test ends them, recording what each carried. */
+function controlled() {
+  const flushes: { items: number[]; end: (error?: Error) => void }[] = [];
+  const batcher = new Batcher<number>(
+    (items) => new Promise<void>((resolve, reject) => flushes.push({ items, end: (error) => (error ? reject(error) : resolve()) })),
+  );
+  return { batcher, flushes };
+}
+
+describe('Batcher (group commit of the PostgreSQL store)', () => {
+  it('flushes the first item at once, and everything added meanwhile together in the next flush', async () => {
+    const { batcher, flushes } = controlled();
+    const first = batcher.add(1);
+    const rest = [batcher.add(2), batcher.add(3), batcher.add(4)];
+    expect(flushes.map((f) => f.items)).toEqual([[1]]);
+    flushes[0]!.end();
+    await first;
+    expect(flushes.map((f) => f.items)).toEqual([[1], [2, 3, 4]]);
+    flushes[1]!.end();
+    await Promise.all(rest);
+    await batcher.idle();
+  });
+
+  it('rejects the callers of a failed flush only, and keeps flushing after it', async () => {
+    const { batcher, flushes } = controlled();
+    const first = batcher.add(1);
+    const failing = [batcher.add(2), batcher.add(3)];
+    flushes[0]!.end();
+    await first;
+    const later = batcher.add(4);
+    flushes[1]!.end(new Error('connection lost'));
+    for (const settled of await Promise.allSettled(failing)) expect(settled).toMatchObject({ status: 'rejected', reason: { message: 'connection lost' } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushes.map((f) => f.items)).toEqual([[1], [2, 3], [4]]);
+    flushes[2]!.end();
+    await expect(later).resolves.toBeUndefined();
+  });
+
+  it('is idle at once when nothing was added, and once the last flush ends otherwise', async () => {
+    const { batcher, flushes } = controlled();
+    await batcher.idle();
+    const added = batcher.add(1);
+    let idle = false;
+    void batcher.idle().then(() => (idle = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    flushes[0]!.end();
+    await added;
+    await batcher.idle();
+    expect(idle).toBe(true);
+  });
+});
