@@ -150,7 +150,7 @@ function normalize(
   // everything after reads plain data.
   const p = copyOf(type, params) as CommonParams & { userId?: string; anonymousId?: string } & Record<string, unknown>;
   if (typeof p.toJSON === 'function') {
-    // JSON.stringify would send what it returns in place of the message (issue 11).
+    // JSON.stringify would send what it returns in place of the message.
     throw new ValidationError('toJSON', `Expected the ${type} call's argument to have no \`toJSON\` method, got one`);
   }
   for (const field of STRING_FIELDS) {

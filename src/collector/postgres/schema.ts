@@ -19,7 +19,7 @@ interface Migration {
  * of the retry window, kept exact as a bigint; `accepted_at` is the server's clock, for monitoring.
  * `seq` orders pending rows by acceptance.
  *
- * Claiming (issue 12's next step) is provided for: `attempts`, `next_attempt_at` (a retry is a row
+ * Claiming (several processes sharing the queue, the next step) is provided for: `attempts`, `next_attempt_at` (a retry is a row
  * whose time has come), `claim_id` and `lease_until` (who is attempting it, until when), found
  * through the partial index of due pending rows. Settled rows keep `settled_at` for retention.
  * The live page's cluster-wide history (events and attempts) will be its own table, added by a

@@ -55,8 +55,8 @@ interface DeliveryRow {
  * are also kept in memory, loaded at open, so that `audience()` answers synchronously as the
  * interface requires.
  *
- * This is the foundation of issue 12: one collector process per database. Claims and leases, which
- * let several processes share the queue, are not there yet.
+ * One collector process per database for now: claims and leases, which let several processes
+ * share the queue, are not there yet.
  */
 export class PostgresStore implements Store {
   readonly #connectionString: string;
