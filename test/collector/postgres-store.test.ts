@@ -37,15 +37,20 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
   };
   afterAll(() => Promise.all(stores.map((s) => s.close())));
 
-  it('creates its schema once: three stores opening at once on an empty database all open, and a reopen changes nothing', async () => {
+  it('creates its schema once when three collectors start at once on an empty database, and lets only one use it', async () => {
     const url = await cluster().createDatabase();
     const three = [store(url), store(url), store(url)];
-    await Promise.all(three.map((s) => s.open()));
-    await Promise.all(three.map((s, i) => s.accept([delivery(`p${i}`)])));
-    await Promise.all(three.map((s) => s.close()));
+    const opened = await Promise.allSettled(three.map((s) => s.open()));
+    expect(opened.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    for (const result of opened.filter((r) => r.status === 'rejected')) {
+      expect(result.reason).toMatchObject({ code: 'ERR_STORE_IN_USE', message: expect.stringContaining('one collector per database') });
+    }
+    const sole = three[opened.findIndex((result) => result.status === 'fulfilled')]!;
+    await sole.accept([delivery('p0')]);
+    await sole.close();
 
     const again = store(url);
-    expect((await again.open()).pending.map((d) => d.id).sort()).toEqual(['p0', 'p1', 'p2']);
+    expect((await again.open()).pending.map((d) => d.id)).toEqual(['p0']);
     expect(await sql(url, 'SELECT version FROM schema_version')).toEqual([{ version: 1 }]);
   });
 

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { AnalyticsError } from '../../errors.js';
 import { log } from '../../log.js';
 import type { AudienceState } from '../../webhooks/audience.js';
@@ -37,6 +37,12 @@ const PENDING = `SELECT id, source, message, message_id, type, body, received_at
 
 const AUDIENCES = 'SELECT source, state FROM audiences';
 
+/**
+ * The session lock one collector holds on its database while open: until processes claim their
+ * work, a second one would deliver everything pending a second time. The ASCII bytes of "batchedA".
+ */
+const SOLE_USER_LOCK = '7089075258759930945';
+
 interface DeliveryRow {
   id: string;
   source: string;
@@ -62,6 +68,8 @@ export class PostgresStore implements Store {
   readonly #connectionString: string;
   readonly #audiences = new Map<string, AudienceRecord>();
   #pool: Pool | undefined;
+  /** The connection that holds {@link SOLE_USER_LOCK}; the lock goes when it does. */
+  #holder: PoolClient | undefined;
   #closing: Promise<void> | undefined;
   /** Acceptances in progress, which close() lets finish. */
   readonly #accepting = new Set<Promise<unknown>>();
@@ -93,6 +101,7 @@ export class PostgresStore implements Store {
     this.#pool = pool;
     try {
       await migrate(pool);
+      this.#holder = await this.#lock(pool);
       const [pending, audiences] = await Promise.all([pool.query<DeliveryRow>(PENDING), pool.query<AudienceRecord>(AUDIENCES)]);
       for (const record of audiences.rows) this.#audiences.set(audienceKey(record.source, record.state.audience), record);
       log('collector: PostgreSQL store opened: %d pending, %d audiences', pending.rows.length, audiences.rows.length);
@@ -100,6 +109,8 @@ export class PostgresStore implements Store {
     } catch (error) {
       // Its idle connections would keep the process alive: the caller does not close a store that did not open.
       this.#pool = undefined;
+      this.#holder?.release();
+      this.#holder = undefined;
       await pool.end().catch(() => undefined);
       if (error instanceof AnalyticsError) throw error;
       throw new AnalyticsError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${(error as Error).message}`, {
@@ -144,9 +155,30 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#accepting, this.#settles.idle()]);
+      this.#holder?.release();
       await this.#pool?.end();
     })();
     return this.#closing;
+  }
+
+  /**
+   * Takes the database for this process alone.
+   * @throws {AnalyticsError} `ERR_STORE_IN_USE` when another collector holds it.
+   */
+  async #lock(pool: Pool): Promise<PoolClient> {
+    const holder = await pool.connect();
+    const { rows } = await holder.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [SOLE_USER_LOCK]).catch((error: unknown) => {
+      holder.release();
+      throw error;
+    });
+    if (!rows[0]!.locked) {
+      holder.release();
+      throw new AnalyticsError(
+        `Another collector is using the PostgreSQL store ${redact(this.#connectionString)}: one collector per database for now (several sharing one are not supported yet)`,
+        { code: 'ERR_STORE_IN_USE' },
+      );
+    }
+    return holder;
   }
 
   /** The pool, while the store is open. */
