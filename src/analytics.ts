@@ -267,7 +267,7 @@ export class Analytics {
     if (this.#queue.length === 0) this.#clearTimer();
   }
 
-  async #deliver(batch: InFlight, body: Buffer): Promise<void> {
+  async #deliver(batch: InFlight, body: Uint8Array): Promise<void> {
     const count = batch.entries.length;
     const bytes = body.length;
     const { body: sent, attempts, error } = await this.#sender.send(body, count);
@@ -285,7 +285,7 @@ export class Analytics {
    * Tells `failed` listeners and the dead-letter file which messages were given up. Their JSON is
    * read back from the request body only here, on failure: the success path keeps no copy.
    */
-  #giveUp(entries: readonly Entry[], body: Buffer, error: DeliveryError): void {
+  #giveUp(entries: readonly Entry[], body: Uint8Array, error: DeliveryError): void {
     const observed = this.#events.has('failed');
     if (!observed && this.#deadLetter === undefined) return;
     const lines = messagesOf(body, entries);

@@ -1,3 +1,4 @@
+import { allocBody, allocChunk, concatBytes, copyBytes, decodeText, encodeText, writeText } from './bytes.js';
 import type { AnalyticsError } from './errors.js';
 import { LIMITS } from './options.js';
 import type { Queue } from './queue.js';
@@ -19,33 +20,33 @@ const CHUNK_BYTES = 128 * 1024;
 /**
  * The queued messages' JSON as UTF-8 bytes in large off-heap chunks, first in, first out.
  * Thousands of queued strings on the V8 heap made every garbage collection copy and mark them
- * (issue 3's profile: a fifth of the call's time, and most of the peak RSS); bytes in a Buffer are
- * never scanned, and a chunk is released once every message in it has been read.
+ * (a fifth of the call's time, and most of the peak RSS); bytes outside the heap are never
+ * scanned, and a chunk is released once every message in it has been read.
  */
 export class MessageStore {
   /** Chunks still holding unread messages; writes go to the last, reads come from the first. */
-  #chunks: Buffer[] = [];
+  #chunks: Uint8Array[] = [];
   #writeAt = 0;
   #readAt = 0;
   /** A chunk read to its end, lent out piece by piece for request bodies; absent until one is. */
-  #spare: Buffer | undefined;
+  #spare: Uint8Array | undefined;
   #spareAt = 0;
 
   /** Appends `json`, `bytes` long in UTF-8. A message never straddles two chunks. */
   add(json: string, bytes: number): void {
     let chunk = this.#chunks[this.#chunks.length - 1];
     if (chunk === undefined || chunk.length - this.#writeAt < bytes) {
-      chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+      chunk = allocChunk(Math.max(CHUNK_BYTES, bytes));
       this.#chunks.push(chunk);
       this.#writeAt = 0;
     }
-    // ASCII (one byte per character) is the common case, and copying Latin-1 is several times
-    // faster than encoding UTF-8; both give the same bytes for ASCII.
-    this.#writeAt += chunk.write(json, this.#writeAt, bytes === json.length ? 'latin1' : 'utf8');
+    // ASCII (one byte per character) is the common case, and copying it is several times faster
+    // than encoding UTF-8.
+    this.#writeAt += writeText(chunk, json, this.#writeAt, bytes === json.length);
   }
 
   /** Copies the oldest unread message, `bytes` long, into `target` at `at`; returns the bytes copied. */
-  copyNext(bytes: number, target: Buffer, at: number): number {
+  copyNext(bytes: number, target: Uint8Array, at: number): number {
     // Reads retrace the writes: a message that did not fit in the rest of a chunk is in the next.
     let chunk = this.#chunks[0]!;
     if (chunk.length - this.#readAt < bytes) {
@@ -54,7 +55,7 @@ export class MessageStore {
       chunk = this.#chunks[0]!;
       this.#readAt = 0;
     }
-    chunk.copy(target, at, this.#readAt, this.#readAt + bytes);
+    copyBytes(chunk, target, at, this.#readAt, this.#readAt + bytes);
     this.#readAt += bytes;
     return bytes;
   }
@@ -64,9 +65,9 @@ export class MessageStore {
    * while the read chunks wait for a full garbage collection to be freed), else a new buffer.
    * A piece is never lent twice.
    */
-  body(bytes: number): Buffer {
+  body(bytes: number): Uint8Array {
     const spare = this.#spare;
-    if (spare === undefined || spare.length - this.#spareAt < bytes) return Buffer.allocUnsafe(bytes);
+    if (spare === undefined || spare.length - this.#spareAt < bytes) return allocBody(bytes);
     this.#spareAt += bytes;
     return spare.subarray(this.#spareAt - bytes, this.#spareAt);
   }
@@ -80,9 +81,9 @@ export class MessageStore {
   }
 }
 
-const HEAD = Buffer.from('{"batch":[');
-const TAIL = Buffer.from('],"sentAt":"');
-const END = Buffer.from('"}');
+const HEAD = encodeText('{"batch":[');
+const TAIL = encodeText('],"sentAt":"');
+const END = encodeText('"}');
 const COMMA = 0x2c;
 const ISO_BYTES = '2000-01-01T00:00:00.000Z'.length;
 /** Bytes of a body around its messages: the wrapper plus a 24-character ISO timestamp. */
@@ -99,7 +100,7 @@ export function takeBatch(
   store: MessageStore,
   maxCount: number,
   sentAt: Date,
-): { entries: Entry[]; body: Buffer } {
+): { entries: Entry[]; body: Uint8Array } {
   const entries: Entry[] = [];
   let bytes = ENVELOPE_BYTES - 1; // n messages need n - 1 commas
   for (let next = queue.peek(); next !== undefined && entries.length < maxCount; next = queue.peek()) {
@@ -110,13 +111,14 @@ export function takeBatch(
   }
   const iso = sentAt.toISOString();
   const body = store.body(bytes - ISO_BYTES + iso.length);
-  let at = HEAD.copy(body, 0);
+  let at = copyBytes(HEAD, body, 0, 0, HEAD.length);
   for (let i = 0; i < entries.length; i++) {
     if (i > 0) body[at++] = COMMA;
     at += store.copyNext(entries[i]!.bytes, body, at);
   }
-  at += TAIL.copy(body, at);
-  END.copy(body, at + body.write(iso, at, 'latin1'));
+  at += copyBytes(TAIL, body, at, 0, TAIL.length);
+  at += writeText(body, iso, at, true);
+  copyBytes(END, body, at, 0, END.length);
   return { entries, body };
 }
 
@@ -124,17 +126,26 @@ export function takeBatch(
  * The JSON of each message in a body that {@link takeBatch} built from `entries`, in order: cut
  * from the bytes by the entries' sizes, exactly as sent.
  */
-export function messagesOf(body: Buffer, entries: readonly Entry[]): string[] {
+export function messagesOf(body: Uint8Array, entries: readonly Entry[]): string[] {
   let at = HEAD.length;
   return entries.map((entry) => {
-    const json = body.toString('utf8', at, at + entry.bytes);
+    const json = decodeText(body, at, at + entry.bytes);
     at += entry.bytes + 1;
     return json;
   });
 }
 
 /** A copy of `body` with another `sentAt` (the attempt that sent the original may still hold it). */
-export function withSentAt(body: Buffer, sentAt: Date): Buffer {
-  const head = body.subarray(0, body.lastIndexOf(TAIL) + TAIL.length);
-  return Buffer.concat([head, Buffer.from(sentAt.toISOString(), 'latin1'), END]);
+export function withSentAt(body: Uint8Array, sentAt: Date): Uint8Array {
+  const head = body.subarray(0, lastIndexOf(body, TAIL) + TAIL.length);
+  return concatBytes([head, encodeText(sentAt.toISOString()), END]);
+}
+
+/** Where `pattern` last starts in `bytes`; -1 when it does not. Runs only on a retry. */
+function lastIndexOf(bytes: Uint8Array, pattern: Uint8Array): number {
+  search: for (let at = bytes.length - pattern.length; at >= 0; at -= 1) {
+    for (let i = 0; i < pattern.length; i += 1) if (bytes[at + i] !== pattern[i]) continue search;
+    return at;
+  }
+  return -1;
 }

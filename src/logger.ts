@@ -1,4 +1,4 @@
-import { format } from 'node:util';
+import { formatLine } from './format.js';
 import { log } from './log.js';
 
 /**
@@ -73,7 +73,7 @@ export class ClientLog {
     if (log.enabled) log(`[%s] ${template}`, this.#label, ...args);
     if (!this.#wants(level)) return;
     try {
-      this.#logger![level](this.#prefix + format(template, ...args));
+      this.#logger![level](this.#prefix + formatLine(template, ...args));
     } catch {
       // A broken logger must not turn a log line into a failure of the host.
     }

@@ -1,3 +1,4 @@
+import { byteLength } from './bytes.js';
 import { MessageTooLargeError, ValidationError } from './errors.js';
 import type { Integrations } from './integrations.js';
 import { describe, isPlainObject, LIMITS } from './options.js';
@@ -114,7 +115,7 @@ export function prepareMessage<T extends MessageType>(type: T, params: ParamsByT
  */
 export function serializeMessage(message: Message): SerializedMessage {
   const json = serialize(message);
-  const bytes = Buffer.byteLength(json);
+  const bytes = byteLength(json);
   if (bytes > LIMITS.messageBytes) throw new MessageTooLargeError(bytes, LIMITS.messageBytes);
   return { message, json, bytes };
 }

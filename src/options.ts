@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { describe } from './describe.js';
 import { ConfigError } from './errors.js';
 import type { Integrations } from './integrations.js';
 import { LOG_LEVELS, type Logger } from './logger.js';
@@ -315,12 +316,4 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null;
 }
 
-/** Renders a bad value for an error message: `` `0` (number) ``, `an array`, `null`. */
-export function describe(value: unknown): string {
-  if (value === null) return '`null`';
-  if (value === undefined) return '`undefined`';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return `an instance of ${value.constructor?.name ?? 'Object'}`;
-  if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
-  return `\`${String(value)}\` (${typeof value})`;
-}
+export { describe };

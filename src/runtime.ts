@@ -6,6 +6,8 @@
 interface Host {
   process?: { versions?: Record<string, string | undefined>; version?: string };
   navigator?: { userAgent?: string };
+  /** Set by Vercel's Edge Runtime (and its `edge-runtime` package), its documented test. */
+  EdgeRuntime?: string;
 }
 
 const host = globalThis as Host;
@@ -16,11 +18,16 @@ const userAgent = host.navigator?.userAgent;
 export const IS_NODE =
   typeof versions.node === 'string' && versions.bun === undefined && versions.deno === undefined && userAgent !== 'Cloudflare-Workers';
 
-/** The runtime as the `User-Agent` names it, e.g. `node v20.20.2`, `bun 1.4.5`, `Cloudflare-Workers`. */
+/**
+ * The runtime as the `User-Agent` names it, e.g. `node v20.20.2`, `bun 1.4.5`, `Cloudflare-Workers`,
+ * `vercel-edge`.
+ */
 export const RUNTIME = IS_NODE
   ? `node ${host.process?.version ?? `v${versions.node}`}`
   : versions.bun !== undefined
     ? `bun ${versions.bun}`
     : versions.deno !== undefined
       ? `deno ${versions.deno}`
-      : (userAgent ?? 'unknown runtime');
+      : typeof host.EdgeRuntime === 'string'
+        ? 'vercel-edge'
+        : (userAgent ?? 'unknown runtime');

@@ -1,23 +1,22 @@
-import { setMaxListeners } from 'node:events';
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import { withSentAt } from './batch.js';
-import { type Connection, openConnection } from './connection.js';
+import { base64 } from './bytes.js';
+import type { Connection } from './connection.js';
 import type { Emitter } from './emitter.js';
-import { DeliveryError, HttpError, NetworkError } from './errors.js';
+import { ConfigError, DeliveryError, HttpError, NetworkError } from './errors.js';
 import type { AnalyticsEvents } from './events.js';
 import type { ClientLog } from './logger.js';
 import type { ResolvedOptions } from './options.js';
+import { CAN_GZIP, gzip } from './gzip.js';
+import { allowListeners } from './listeners.js';
+import { openConnection } from './open-connection.js';
 import { type RetryPolicy, withRetry } from './retry.js';
 import { RUNTIME } from './runtime.js';
 import { post } from './transport.js';
 import { VERSION } from './version.js';
 
-const gzip = promisify(gzipCallback);
-
 /** How one batch ended: the body last sent (its `sentAt` renewed by retries) and the final error, if any. */
 export interface SendOutcome {
-  body: Buffer;
+  body: Uint8Array;
   attempts: number;
   error?: DeliveryError;
 }
@@ -37,12 +36,16 @@ export class BatchSender {
   readonly #log: ClientLog;
 
   /** @param writeKey sent as the basic-auth user. */
+  /** @throws {ConfigError} naming `gzip` when it is asked for and this runtime cannot compress. */
   constructor(writeKey: string, options: ResolvedOptions, events: Emitter<AnalyticsEvents>, log: ClientLog) {
+    if (options.gzip && !CAN_GZIP) {
+      throw new ConfigError('gzip', 'Expected `gzip` to be false here: this runtime has neither node:zlib nor CompressionStream');
+    }
     this.#options = options;
     this.#events = events;
     this.#log = log;
     this.#headers = {
-      authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`,
+      authorization: `Basic ${base64(`${writeKey}:`)}`,
       'content-type': 'application/json',
       'user-agent': `batched-analytics/${VERSION} (${RUNTIME})`,
       ...(options.gzip ? { 'content-encoding': 'gzip' } : {}),
@@ -51,11 +54,11 @@ export class BatchSender {
     this.#connection = openConnection({ connections: options.maxInFlight, dispatcher: options.dispatcher, fetch: options.fetch });
     // Each batch in flight listens to the abort signal once (its request or its retry wait): raise
     // Node's leak warning past that bound, not past its default of 10.
-    setMaxListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);
+    allowListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);
   }
 
   /** Sends one body of `count` messages, retrying within the policy. Never rejects. */
-  async send(body: Buffer, count: number): Promise<SendOutcome> {
+  async send(body: Uint8Array, count: number): Promise<SendOutcome> {
     const { url } = this.#options;
     const signal = this.#abort.signal;
     let attempts = 0;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpError, NetworkError, TimeoutError } from '../src/errors.js';
-import { openConnection } from '../src/connection.js';
+import { openConnection } from '../src/open-connection.js';
 import { post } from '../src/transport.js';
 import { type Loopback, startLoopback } from './helpers/loopback.js';
 

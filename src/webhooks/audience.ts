@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import type { Message } from '../message.js';
 import { describe, isPlainObject } from '../options.js';
@@ -60,7 +59,7 @@ export function audienceSync(audience: string, members: Iterable<string>, previo
   const timestamp = new Date().toISOString();
   const identify = (userId: string, member: boolean): Message => ({
     type: 'identify',
-    messageId: randomUUID(),
+    messageId: crypto.randomUUID(),
     timestamp,
     context: {},
     userId,

@@ -1,8 +1,10 @@
-import { setMaxListeners } from 'node:events';
-import { type Connection, openConnection } from '../connection.js';
+import { encodeText } from '../bytes.js';
+import type { Connection } from '../connection.js';
 import { Emitter } from '../emitter.js';
 import { ClosedError, DeliveryError, HttpError, NetworkError } from '../errors.js';
+import { allowListeners } from '../listeners.js';
 import { log } from '../log.js';
+import { openConnection } from '../open-connection.js';
 import { type RetryPolicy, withRetry } from '../retry.js';
 import { post } from '../transport.js';
 import type { WebhookInput, WebhookType } from './body.js';
@@ -16,7 +18,7 @@ import {
   type WebhookDestinationOptions,
   type WebhookSettings,
 } from './settings.js';
-import { SIGNATURE_HEADER, signBody } from './signature.js';
+import { SIGNATURE_HEADER, signPayload } from './signature.js';
 
 /** What `deliver()` resolves with once a message is processed or given up. */
 export interface WebhookDeliveryResult {
@@ -117,7 +119,7 @@ interface Attempt {
   messageId: string;
   type: WebhookType;
   attempt: number;
-  payload: Buffer;
+  payload: Uint8Array;
   signature: Record<string, string>;
 }
 
@@ -186,7 +188,7 @@ export class WebhookDestination {
       strictTls: true,
     });
     // Up to maxRequestsPerUrl requests per URL listen to it: more than the leak warning's 10.
-    setMaxListeners(0, this.#abort.signal);
+    allowListeners(0, this.#abort.signal);
   }
 
   /**
@@ -249,9 +251,9 @@ export class WebhookDestination {
   async #send(id: string, prepared: PreparedWebhook): Promise<WebhookDeliveryResult> {
     const { webhooks, sharedSecret } = this.#config;
     const { messageId, type, body, receivedAt } = prepared;
-    const payload = Buffer.from(body);
+    const payload = encodeText(body);
     // Signed once over the very bytes every receiver gets, on every attempt.
-    const signature: Record<string, string> = sharedSecret === undefined ? {} : { [SIGNATURE_HEADER]: signBody(payload, sharedSecret) };
+    const signature: Record<string, string> = sharedSecret === undefined ? {} : { [SIGNATURE_HEADER]: await signPayload(payload, sharedSecret) };
     const latest = new Map<number, WebhookFailure>();
     let targets = webhooks.map((_, index) => index);
     let attempts = 0;

@@ -32,7 +32,7 @@ export type { WebhookFailure } from './error.js';
 export { MAX_WEBHOOKS, USER_AGENT, WEBHOOK_DEFAULTS } from './settings.js';
 export type { Webhook, WebhookDestinationOptions, WebhookSettings } from './settings.js';
 export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
-export { verifySignatureAsync } from './signature-web.js';
+export { signBodyAsync, verifySignatureAsync } from './signature-async.js';
 export {
   AnalyticsError,
   ClosedError,

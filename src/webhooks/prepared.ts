@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import { toWebhookBody, type WebhookInput, type WebhookType } from './body.js';
 
@@ -35,5 +34,5 @@ export function prepareWebhook(message: WebhookInput, receivedAt: number = Date.
 }
 
 function ownId(message: WebhookInput): string {
-  return typeof message.messageId === 'string' && message.messageId.length > 0 ? message.messageId : randomUUID();
+  return typeof message.messageId === 'string' && message.messageId.length > 0 ? message.messageId : crypto.randomUUID();
 }

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ConfigError, ValidationError } from '../errors.js';
-import { describe } from '../options.js';
+import { describe } from '../describe.js';
 import { isCheckable } from './signature-format.js';
 
 export { SIGNATURE_HEADER } from './signature-format.js';
@@ -41,6 +41,14 @@ export function verifySignature(
 ): boolean {
   if (!isCheckable(rawBody, signature, secret)) return false;
   return timingSafeEqual(Buffer.from(signature, 'hex'), digest(rawBody, secret));
+}
+
+/**
+ * How a Webhooks destination signs each body: synchronously here; `signature.web.ts`, its twin for
+ * runtimes without `node:crypto`, through Web Crypto (a promise).
+ */
+export function signPayload(payload: Uint8Array, secret: string): string | Promise<string> {
+  return digest(payload, secret).toString('hex');
 }
 
 function digest(body: string | Uint8Array, secret: string): Buffer {

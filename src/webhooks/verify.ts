@@ -1,4 +1,4 @@
-// `batched-analytics/webhooks/verify`: signature checks for receivers on runtimes without Node's
+// `batched-analytics/webhooks/verify`: signing and checking signatures on runtimes without Node's
 // built-ins. Nothing here imports `node:*`, undici or debug, so edge bundlers take it as it is.
 export { SIGNATURE_HEADER } from './signature-format.js';
-export { verifySignatureAsync } from './signature-web.js';
+export { signBodyAsync, verifySignatureAsync } from './signature-async.js';

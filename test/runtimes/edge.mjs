@@ -1,6 +1,9 @@
-// The matrix's entry for the Edge Runtime: only the receiver's signature check (the client needs
-// `Buffer`, which the Edge Runtime lacks). Bundled to a script that sets `edgeScenario`.
-import { verifySignatureAsync } from '../../dist/webhooks/verify.js';
+// The matrix's entry for the Vercel Edge Runtime: the whole scenario, with the package as Vercel
+// bundles it (the `edge-light` condition picks its build without Node built-ins). Bundled to a
+// script that sets `edgeScenario`.
+import { Analytics } from 'batched-analytics';
+import * as webhooks from 'batched-analytics/webhooks';
+import { verifySignatureAsync } from 'batched-analytics/webhooks/verify';
 import { runScenario } from './scenario.mjs';
 
-export const run = (setup) => runScenario({ verify: verifySignatureAsync }, setup);
+export const run = (setup) => runScenario({ Analytics, verify: verifySignatureAsync, webhooks }, setup);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signBody } from '../../src/webhooks/index.js';
+import { signBody, verifySignature } from '../../src/webhooks/index.js';
 import { type Loopback, startLoopback } from '../helpers/loopback.js';
 
 // The runtime matrix: the built package (`npm run build` first) loaded in each runtime, sending to a
@@ -22,6 +22,10 @@ interface Runtime {
   userAgent?: RegExp;
   /** Packages of test/runtimes the runner imports besides its command. */
   imports?: string[];
+  /** Whether the runtime can gzip (node:zlib or CompressionStream); the client refuses `gzip` where not. */
+  gzip?: false;
+  /** Whether the package's build for this runtime has node:crypto (the web build, picked by `workerd` or `edge-light`, has not). */
+  nodeCrypto?: false;
 }
 
 const RUNTIMES: Runtime[] = [
@@ -32,13 +36,23 @@ const RUNTIMES: Runtime[] = [
   { name: 'Deno', command: installed('.bin/deno'), args: ['run', '--allow-all', 'run-module.mjs'], userAgent: /\(deno 2\./ },
   // miniflare needs Node >= 22.
   {
-    name: 'Cloudflare Workers (workerd)',
+    name: 'Cloudflare Workers (workerd, nodejs_compat)',
+    command: installed('node24/bin/node'),
+    args: ['run-workerd.mjs', '--compat'],
+    userAgent: /\(Cloudflare-Workers\)/,
+    imports: ['miniflare', 'esbuild'],
+    nodeCrypto: false,
+  },
+  {
+    name: 'Cloudflare Workers (workerd, without nodejs_compat)',
     command: installed('node24/bin/node'),
     args: ['run-workerd.mjs'],
     userAgent: /\(Cloudflare-Workers\)/,
     imports: ['miniflare', 'esbuild'],
+    nodeCrypto: false,
   },
-  { name: 'Vercel Edge Runtime (signature checks only)', command: process.execPath, args: ['run-edge.mjs'], imports: ['edge-runtime', 'esbuild'] },
+  // The `edge-runtime` package has no CompressionStream (Vercel's own Edge Runtime does).
+  { name: 'Vercel Edge Runtime', command: process.execPath, args: ['run-edge.mjs'], userAgent: /\(vercel-edge\)/, imports: ['edge-runtime', 'esbuild'], gzip: false, nodeCrypto: false },
 ];
 
 const ci = process.env.CI === 'true';
@@ -72,6 +86,13 @@ describe.each(RUNTIMES.map((runtime, index) => [runtime.name, runtime, `r${index
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
 
     expect(result.signature).toEqual({ good: true, changedBody: false, otherSecret: false, malformed: false });
+
+    // The Webhooks destination signs with node:crypto or Web Crypto: the same signature either way.
+    const [hook] = sink.requests.filter((r) => r.url === `/${prefix}/webhook`);
+    expect(result.webhooks).toMatchObject({ delivered: true, body: JSON.parse(hook!.body), signedAsync: signBody('{}', 'shh') });
+    expect(verifySignature(hook!.body, hook!.headers['x-signature'] as string, 'shh')).toBe(true);
+    // Without node:crypto the synchronous signBody says to use signBodyAsync.
+    expect(result.webhooks.signedSync).toEqual(runtime.nodeCrypto === false ? { error: 'ERR_UNSUPPORTED_RUNTIME' } : signBody('{}', 'shh'));
     if (!runtime.userAgent) return;
     const received = (route: string) => sink.requests.filter((r) => r.url === `/${prefix}/${route}/v1/batch`);
 
@@ -97,6 +118,16 @@ describe.each(RUNTIMES.map((runtime, index) => [runtime.name, runtime, `r${index
     expect(result.deadline.delivered).toBe(0);
     expect(result.deadline.failed + result.deadline.dropped).toBe(1);
     expect(result.deadline.ms).toBeLessThan(300 + 1_000);
+
+    // gzip: node:zlib where the runtime has it, CompressionStream elsewhere; the sink inflates it.
+    if (runtime.gzip === false) {
+      expect(result.gzip.error).toMatchObject({ name: 'ConfigError', option: 'gzip' });
+      return;
+    }
+    expect(result.gzip).toMatchObject({ delivered: 1, failed: 0 });
+    const [zipped] = received('gzip');
+    expect(zipped?.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(zipped!.body).batch).toMatchObject([{ event: 'Compressed', properties: { text: 'ünïcödé ☕' } }]);
   }, 90_000);
 });
 

@@ -4,13 +4,14 @@
 // checks it against what the sink received.
 
 /**
- * @param {{ Analytics?: Function, verify: Function }} library what the runtime loaded of the package;
- *   without `Analytics` only the signature checks run (receivers on runtimes the client does not support).
+ * @param {{ Analytics?: Function, verify: Function, webhooks?: object }} library what the runtime
+ *   loaded of the package: the client, a signature check, and `batched-analytics/webhooks`.
  * @param {{ sink: string, body: string, secret: string, signature: string }} setup from the test:
  *   the sink's URL, and a body with its signature computed by Node's `signBody`.
  */
-export async function runScenario({ Analytics, verify }, { sink, ...signed }) {
+export async function runScenario({ Analytics, verify, webhooks }, { sink, ...signed }) {
   const result = { signature: await checkSignatures(verify, signed) };
+  if (webhooks) result.webhooks = await forward(webhooks, sink, signed.secret);
   if (!Analytics) return result;
   const fast = { minRetryDelay: 10, maxRetryDelay: 50 };
 
@@ -34,12 +35,35 @@ export async function runScenario({ Analytics, verify }, { sink, ...signed }) {
   bad.track({ userId: 'u1', event: 'Refused' });
   result.refused = { ...(await bad.close()), failures };
 
+  try {
+    const zipped = new Analytics('wk_runtime', { endpoint: `${sink}/gzip`, gzip: true, ...fast });
+    zipped.track({ userId: 'u1', event: 'Compressed', properties: { text: 'ünïcödé ☕' } });
+    result.gzip = await zipped.close();
+  } catch (error) {
+    result.gzip = { error: { name: error.name, option: error.option, message: error.message } };
+  }
+
   const hung = new Analytics('wk_runtime', { endpoint: `${sink}/hang`, ...fast });
   hung.track({ userId: 'u1', event: 'Never Answered' });
   const started = Date.now();
   const summary = await hung.close({ timeout: 300 });
   result.deadline = { ...summary, ms: Date.now() - started };
   return result;
+}
+
+/** The Webhooks destination and the receiver helpers: a signed delivery to the sink, and the body it sends. */
+async function forward({ WebhookDestination, toWebhookBody, signBody, signBodyAsync }, sink, secret) {
+  const message = { type: 'track', userId: 'u1', event: 'Forwarded', messageId: 'm-runtime', timestamp: '2026-01-01T00:00:00.000Z' };
+  const destination = new WebhookDestination({ webhooks: [{ url: `${sink}/webhook` }], sharedSecret: secret }, { minRetryDelay: 10 });
+  const { delivered } = await destination.deliver(message, { receivedAt: 0 });
+  await destination.close();
+  let sync;
+  try {
+    sync = signBody('{}', secret);
+  } catch (error) {
+    sync = { error: error.code };
+  }
+  return { delivered, body: toWebhookBody(message, { receivedAt: 0 }), signedAsync: await signBodyAsync('{}', secret), signedSync: sync };
 }
 
 async function checkSignatures(verify, { body, secret, signature }) {
