@@ -93,6 +93,30 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     ]);
   });
 
+  it('removes settled deliveries once keepSettledFor has passed, and keeps pending and recent ones', async () => {
+    const url = await cluster().createDatabase();
+    const first = new PostgresStore(url, { keepSettledFor: 300, sweepEvery: 50 });
+    stores.push(first);
+    await first.open();
+    await first.accept([delivery('old-delivered'), delivery('old-failed'), delivery('waiting')]);
+    await first.settle('old-delivered', 'delivered');
+    await first.settle('old-failed', 'failed');
+    const ids = async () => (await sql<{ id: string }>(url, 'SELECT id FROM deliveries ORDER BY seq')).map((row) => row.id);
+    // Settled just now: kept for keepSettledFor, although sweeps run every 50 ms.
+    expect(await ids()).toEqual(['old-delivered', 'old-failed', 'waiting']);
+
+    await expect.poll(ids, { timeout: 5_000, interval: 50 }).not.toContain('old-failed');
+    const left = await ids();
+    expect(left).toContain('waiting');
+    expect(left).not.toContain('old-delivered');
+    await first.close();
+  });
+
+  it('refuses retention durations that are not integers in range, naming the option', () => {
+    expect(() => new PostgresStore('postgres://u@h/db', { keepSettledFor: -1 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', option: 'keepSettledFor' }));
+    expect(() => new PostgresStore('postgres://u@h/db', { sweepEvery: 0 })).toThrow(expect.objectContaining({ option: 'sweepEvery' }));
+  });
+
   it('says which database it cannot reach, without its password, and is not usable after', async () => {
     const unreachable = store('postgres://someone:s3cret@127.0.0.1:1/nowhere');
     const error = await unreachable.open().catch((e: unknown) => e);

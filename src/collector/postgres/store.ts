@@ -4,8 +4,10 @@ import { log } from '../../log.js';
 import type { AudienceState } from '../../webhooks/audience.js';
 import type { WebhookType } from '../../webhooks/body.js';
 import { type AudienceRecord, audienceKey, type Delivery, type Outcome, type Store, type StoreSnapshot, storeClosedError } from '../store.js';
+import { integer } from '../../options.js';
 import { Batcher } from './batcher.js';
 import { postgresUrl, redact } from './connection-string.js';
+import { SettledSweeper } from './retention.js';
 import { migrate } from './schema.js';
 
 /**
@@ -43,6 +45,23 @@ const AUDIENCES = 'SELECT source, state FROM audiences';
  */
 const SOLE_USER_LOCK = '7089075258759930945';
 
+/** Options of {@link PostgresStore}. Durations in ms. */
+export interface PostgresStoreOptions {
+  /**
+   * How long a settled delivery stays in `deliveries` (to look up what was sent, and when) before
+   * the retention sweep removes it.
+   * @default 86400000 (24 h)
+   */
+  keepSettledFor?: number;
+  /**
+   * How often the retention sweep runs.
+   * @default 60000 (1 min)
+   */
+  sweepEvery?: number;
+}
+
+export const POSTGRES_DEFAULTS = { keepSettledFor: 24 * 60 * 60 * 1000, sweepEvery: 60_000 } as const;
+
 interface DeliveryRow {
   id: string;
   source: string;
@@ -70,6 +89,8 @@ export class PostgresStore implements Store {
   #pool: Pool | undefined;
   /** The connection that holds {@link SOLE_USER_LOCK}; the lock goes when it does. */
   #holder: PoolClient | undefined;
+  readonly #retention: { keepFor: number; every: number };
+  #sweeper: SettledSweeper | undefined;
   #closing: Promise<void> | undefined;
   /** Acceptances in progress, which close() lets finish. */
   readonly #accepting = new Set<Promise<unknown>>();
@@ -80,10 +101,15 @@ export class PostgresStore implements Store {
   /**
    * @param connectionString `postgres://USER[:PASSWORD]@HOST:PORT/DB` (or `postgresql://`), with any
    * parameters node-postgres reads (`?sslmode=require`, `?host=/run/postgresql`).
-   * @throws {ConfigError} naming `connectionString` when it is not such a URL.
+   * @throws {ConfigError} naming `connectionString` when it is not such a URL, or the option that is not
+   * a valid duration.
    */
-  constructor(connectionString: string) {
+  constructor(connectionString: string, options: PostgresStoreOptions = {}) {
     this.#connectionString = postgresUrl('connectionString', connectionString);
+    this.#retention = {
+      keepFor: integer('keepSettledFor', options.keepSettledFor ?? POSTGRES_DEFAULTS.keepSettledFor, 0),
+      every: integer('sweepEvery', options.sweepEvery ?? POSTGRES_DEFAULTS.sweepEvery, 1),
+    };
   }
 
   /**
@@ -104,6 +130,7 @@ export class PostgresStore implements Store {
       this.#holder = await this.#lock(pool);
       const [pending, audiences] = await Promise.all([pool.query<DeliveryRow>(PENDING), pool.query<AudienceRecord>(AUDIENCES)]);
       for (const record of audiences.rows) this.#audiences.set(audienceKey(record.source, record.state.audience), record);
+      this.#sweeper = new SettledSweeper(pool, this.#retention);
       log('collector: PostgreSQL store opened: %d pending, %d audiences', pending.rows.length, audiences.rows.length);
       return { pending: pending.rows.map(toDelivery), audiences: audiences.rows };
     } catch (error) {
@@ -154,7 +181,7 @@ export class PostgresStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([...this.#accepting, this.#settles.idle()]);
+      await Promise.allSettled([...this.#accepting, this.#settles.idle(), this.#sweeper?.stop()]);
       this.#holder?.release();
       await this.#pool?.end();
     })();

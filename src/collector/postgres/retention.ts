@@ -1,0 +1,54 @@
+import type { Pool } from 'pg';
+import { log } from '../../log.js';
+
+/** Rows one DELETE removes at most: short statements, so a large backlog of settled rows never holds locks long. */
+const SWEEP_BATCH = 5_000;
+
+/** Deletes settled deliveries older than `keepFor`, in batches, oldest first. @returns the rows deleted. */
+const DELETE_SETTLED = `
+  DELETE FROM deliveries WHERE id IN (
+    SELECT id FROM deliveries
+    WHERE status <> 'pending' AND settled_at < now() - $1 * interval '1 millisecond'
+    ORDER BY settled_at LIMIT $2)`;
+
+/**
+ * Keeps `deliveries` from growing without bound: every `every` ms, removes the rows settled more
+ * than `keepFor` ms ago (served by the partial index on `settled_at`). Its timer never keeps the
+ * process alive, and a failed sweep is logged and tried again at the next tick: retention is
+ * housekeeping, never a reason to stop delivering.
+ */
+export class SettledSweeper {
+  readonly #pool: Pool;
+  readonly #keepFor: number;
+  readonly #timer: NodeJS.Timeout;
+  /** The sweep in progress, which `stop()` waits for. */
+  #sweeping: Promise<void> | undefined;
+
+  constructor(pool: Pool, { keepFor, every }: { keepFor: number; every: number }) {
+    this.#pool = pool;
+    this.#keepFor = keepFor;
+    this.#timer = setInterval(() => {
+      this.#sweeping ??= this.#sweep().finally(() => {
+        this.#sweeping = undefined;
+      });
+    }, every).unref();
+  }
+
+  /** Stops the timer and waits for a sweep in progress. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#sweeping;
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      let deleted = 0;
+      for (let batch = SWEEP_BATCH; batch === SWEEP_BATCH; deleted += batch) {
+        batch = (await this.#pool.query(DELETE_SETTLED, [this.#keepFor, SWEEP_BATCH])).rowCount ?? 0;
+      }
+      if (deleted > 0) log('collector: removed %d settled deliveries older than %d ms', deleted, this.#keepFor);
+    } catch (error) {
+      log('collector: could not remove settled deliveries: %O', error);
+    }
+  }
+}
