@@ -1,6 +1,4 @@
-import { ConfigError, ValidationError } from '../errors.js';
-import { describe } from '../describe.js';
-import { isCheckable } from './signature-format.js';
+import { assertSignable, isCheckable } from './signature-format.js';
 
 const encoder = new TextEncoder();
 
@@ -12,12 +10,7 @@ const encoder = new TextEncoder();
  * @example await signBodyAsync('{"type":"track"}', 'secret') // '2e88aac68ea7b39da724171f506ddb544ec37f6a'
  */
 export async function signBodyAsync(body: string | Uint8Array, secret: string): Promise<string> {
-  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-    throw new ValidationError('body', `Expected \`body\` to be a string or a Uint8Array, got ${describe(body)}`);
-  }
-  if (typeof secret !== 'string' || secret.length === 0) {
-    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}`);
-  }
+  assertSignable(body, secret);
   const key = await hmacKey(secret, 'sign');
   const digest = new Uint8Array(await crypto.subtle.sign('HMAC', key, bytesOf(body)));
   let hex = '';

@@ -1,10 +1,26 @@
-// What the Node and the Web Crypto signature checks share; nothing here may import `node:*`.
+// What the Node and the Web Crypto signatures share; nothing here may import `node:*`.
+import { describe } from '../describe.js';
+import { ConfigError, ValidationError } from '../errors.js';
 
 /** The request header that carries the signature (lower case, as `node:http` exposes it). */
 export const SIGNATURE_HEADER = 'x-signature';
 
 /** A SHA-1 digest is 20 bytes: 40 hex digits. */
 const SIGNATURE_PATTERN = /^[0-9a-f]{40}$/i;
+
+/**
+ * Refuses what cannot be signed, with the errors `signBody` and `signBodyAsync` document.
+ * @throws {ValidationError} when `body` is neither a string nor a Uint8Array.
+ * @throws {ConfigError} when `secret` is not a non-empty string.
+ */
+export function assertSignable(body: unknown, secret: unknown): asserts body is string | Uint8Array {
+  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+    throw new ValidationError('body', `Expected \`body\` to be a string or a Uint8Array, got ${describe(body)}`);
+  }
+  if (typeof secret !== 'string' || secret.length === 0) {
+    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}`);
+  }
+}
 
 /** Whether the arguments can be checked at all; anything else is simply not a valid signature. */
 export function isCheckable(rawBody: unknown, signature: unknown, secret: unknown): signature is string {

@@ -1,7 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ConfigError, ValidationError } from '../errors.js';
-import { describe } from '../describe.js';
-import { isCheckable } from './signature-format.js';
+import { assertSignable, isCheckable } from './signature-format.js';
 
 export { SIGNATURE_HEADER } from './signature-format.js';
 
@@ -13,12 +11,7 @@ export { SIGNATURE_HEADER } from './signature-format.js';
  * @example signBody('{"type":"track"}', 'secret') // '2e88aac68ea7b39da724171f506ddb544ec37f6a'
  */
 export function signBody(body: string | Uint8Array, secret: string): string {
-  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-    throw new ValidationError('body', `Expected \`body\` to be a string or a Uint8Array, got ${describe(body)}`);
-  }
-  if (typeof secret !== 'string' || secret.length === 0) {
-    throw new ConfigError('secret', `Expected \`secret\` to be a non-empty string, got ${describe(secret)}`);
-  }
+  assertSignable(body, secret);
   return digest(body, secret).toString('hex');
 }
 
