@@ -8,12 +8,12 @@ export function formatLine(template: string, ...args: unknown[]): string {
     const value = args[next++];
     if (placeholder === '%d' || placeholder === '%i') return String(Number(value));
     if (placeholder === '%s') return value instanceof Error ? value.message : String(value);
-    return describe(value);
+    return inspect(value);
   });
-  return next < args.length ? `${line} ${args.slice(next).map(describe).join(' ')}` : line;
+  return next < args.length ? `${line} ${args.slice(next).map(inspect).join(' ')}` : line;
 }
 
-function describe(value: unknown): string {
+function inspect(value: unknown): string {
   if (value instanceof Error) return value.stack ?? `${value.name}: ${value.message}`;
   if (typeof value === 'string') return value;
   try {

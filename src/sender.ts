@@ -35,8 +35,10 @@ export class BatchSender {
   readonly #events: Emitter<AnalyticsEvents>;
   readonly #log: ClientLog;
 
-  /** @param writeKey sent as the basic-auth user. */
-  /** @throws {ConfigError} naming `gzip` when it is asked for and this runtime cannot compress. */
+  /**
+   * @param writeKey sent as the basic-auth user.
+   * @throws {ConfigError} naming `gzip` when it is asked for and this runtime cannot compress.
+   */
   constructor(writeKey: string, options: ResolvedOptions, events: Emitter<AnalyticsEvents>, log: ClientLog) {
     if (options.gzip && !CAN_GZIP) {
       throw new ConfigError('gzip', 'Expected `gzip` to be false here: this runtime has neither node:zlib nor CompressionStream');

@@ -43,9 +43,12 @@ export class SettledSweeper {
   async #sweep(): Promise<void> {
     try {
       let deleted = 0;
-      for (let batch = SWEEP_BATCH; batch === SWEEP_BATCH; deleted += batch) {
+      let batch: number;
+      // A full batch may have left more behind.
+      do {
         batch = (await this.#pool.query(DELETE_SETTLED, [this.#keepFor, SWEEP_BATCH])).rowCount ?? 0;
-      }
+        deleted += batch;
+      } while (batch === SWEEP_BATCH);
       if (deleted > 0) log('collector: removed %d settled deliveries older than %d ms', deleted, this.#keepFor);
     } catch (error) {
       log('collector: could not remove settled deliveries: %O', error);
