@@ -19,7 +19,8 @@ import {
   serializeMessage,
   type TrackParams,
 } from './message.js';
-import { describe, LIMITS, type Options, type ResolvedOptions, resolveOptions } from './options.js';
+import { describe } from './describe.js';
+import { LIMITS, type Options, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from './queue.js';
 import { BatchSender } from './sender.js';
 

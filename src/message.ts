@@ -1,7 +1,8 @@
 import { byteLength } from './bytes.js';
 import { MessageTooLargeError, ValidationError } from './errors.js';
 import type { Integrations } from './integrations.js';
-import { describe, isPlainObject, LIMITS } from './options.js';
+import { describe } from './describe.js';
+import { isPlainObject, LIMITS } from './options.js';
 import { LIBRARY } from './version.js';
 
 /** A free-form JSON object: traits, properties, context. */

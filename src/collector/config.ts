@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
-import { describe, integer, isPlainObject } from '../options.js';
+import { describe } from '../describe.js';
+import { integer, isPlainObject } from '../options.js';
 import { resolveWebhookConfig } from '../webhooks/settings.js';
 import { postgresUrl } from './postgres/connection-string.js';
 import type { WebhookDestinationOptions, WebhookSettings } from '../webhooks/settings.js';

@@ -1,6 +1,7 @@
 import { ValidationError } from '../errors.js';
 import { type Message, type MessageType, validateMessage } from '../message.js';
-import { describe, isPlainObject, LIMITS } from '../options.js';
+import { describe } from '../describe.js';
+import { isPlainObject, LIMITS } from '../options.js';
 import { RequestError } from './http.js';
 
 /**

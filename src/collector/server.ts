@@ -2,7 +2,8 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { ValidationError } from '../errors.js';
 import { log } from '../log.js';
 import { MESSAGE_TYPES } from '../message.js';
-import { describe, isPlainObject, LIMITS } from '../options.js';
+import { describe } from '../describe.js';
+import { isPlainObject, LIMITS } from '../options.js';
 import { audienceSync, audienceTrait } from '../webhooks/audience.js';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from './config.js';

@@ -2,7 +2,8 @@ import type { Analytics } from '../analytics.js';
 import type { Callback } from '../events.js';
 import { ValidationError } from '../errors.js';
 import { type MessageType, messageType } from '../message.js';
-import { describe, isPlainObject } from '../options.js';
+import { describe } from '../describe.js';
+import { isPlainObject } from '../options.js';
 
 /** A line parsed into a call of the tracking API: its type and the call's fields. */
 export interface Call {

@@ -1,6 +1,7 @@
 import { ValidationError } from '../errors.js';
 import type { Message } from '../message.js';
-import { describe, isPlainObject } from '../options.js';
+import { describe } from '../describe.js';
+import { isPlainObject } from '../options.js';
 
 /**
  * An audience's membership as of one sync: give it back to the next sync. Plain JSON, so it can be

@@ -1,6 +1,7 @@
 import { ValidationError } from '../errors.js';
 import { type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../message.js';
-import { describe, isPlainObject } from '../options.js';
+import { describe } from '../describe.js';
+import { isPlainObject } from '../options.js';
 
 /** The `type` of a webhook notification. */
 export type WebhookType = 'page' | 'screen' | 'identify' | 'track' | 'alias' | 'group' | 'delete';

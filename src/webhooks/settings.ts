@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
-import { describe, type FetchLike, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../options.js';
+import { describe } from '../describe.js';
+import { type FetchLike, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../options.js';
 
 /** One receiver: where to POST, and the static headers only that URL gets. */
 export interface Webhook {

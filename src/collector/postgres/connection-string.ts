@@ -1,5 +1,5 @@
 import { ConfigError } from '../../errors.js';
-import { describe } from '../../options.js';
+import { describe } from '../../describe.js';
 
 const PROTOCOLS = ['postgres:', 'postgresql:'];
 
