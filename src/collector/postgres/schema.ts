@@ -19,11 +19,14 @@ interface Migration {
  * of the retry window, kept exact as a bigint; `accepted_at` is the server's clock, for monitoring.
  * `seq` orders pending rows by acceptance.
  *
- * Claiming (several processes sharing the queue, the next step) is provided for: `attempts`, `next_attempt_at` (a retry is a row
- * whose time has come), `claim_id` and `lease_until` (who is attempting it, until when), found
- * through the partial index of due pending rows. Settled rows keep `settled_at` for retention.
- * The live page's cluster-wide history (events and attempts) will be its own table, added by a
- * later migration.
+ * Claiming lets any number of processes share the queue: a pending row is due once
+ * `next_attempt_at` has come (a new row at once, a retry at its scheduled time), found through the
+ * partial index of pending rows. Claiming it sets `claim_id` (one per claiming statement),
+ * `claimed_by` (host and pid, for monitoring and tests) and `lease_until`, and moves
+ * `next_attempt_at` to the lease's end: a claim that is neither renewed nor settled makes the row
+ * due again when its lease runs out, with no other column to look at. `attempts` counts the
+ * attempts started; `targets` lists the webhooks still worth asking (NULL: all of them). Settled
+ * rows keep `settled_at` for retention.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -55,6 +58,13 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (source, name)
       );`,
+  },
+  {
+    version: 2,
+    sql: `
+      ALTER TABLE deliveries ADD COLUMN targets smallint[], ADD COLUMN claimed_by text;
+      DROP INDEX deliveries_due;
+      CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE status = 'pending';`,
   },
 ];
 
