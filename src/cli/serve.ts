@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { COLLECTOR_DEFAULTS, startCollector } from '../collector/collector.js';
-import { loadConfig, SERVER_DEFAULTS } from '../collector/config.js';
+import { loadConfig, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../collector/config.js';
 import { postgresUrl, redact } from '../collector/postgres/connection-string.js';
 import { PostgresStore } from '../collector/postgres/store.js';
 import { AnalyticsError } from '../errors.js';
@@ -24,8 +24,9 @@ Options:
   --data-dir DIR   where messages waiting for delivery are journaled, so they survive a crash
                    (default ./${DEFAULT_DATA_DIR} in the current directory)
   --store URL      keep them in PostgreSQL instead: postgres://USER[:PASSWORD]@HOST:PORT/DB
-                   (schema created at start; one collector per database for now; the live
-                   page's history is then kept in memory only); wins over the config's "store"
+                   (schema created at start; any number of collectors may share one database,
+                   each delivering what any of them accepted; the live page's history is then
+                   kept in memory only); wins over the config's "store"
   -h, --help       this help
 
 Config file:
@@ -36,10 +37,14 @@ Config file:
     "delivery": { "timeout": 5000, "retryWindow": 14400000, "minRetryDelay": 1000,
                   "maxRetryDelay": 300000, "maxRequestsPerUrl": 64, "breakerThreshold": 5 },
     "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections} },
+    "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
     "store": "postgres://collector@db.internal:5432/analytics" }
-  "delivery", "server" and "store" are optional (durations in ms; the delivery and server values
-  shown are the defaults; the server's timeouts are at most 30000). The live page answers only
+  "delivery", "server", "queue" and "store" are optional (durations in ms; the delivery, server
+  and queue values shown are the defaults; the server's timeouts are at most 30000). "queue": how
+  long a collector's claim on a delivery lasts unless renewed (what a dead collector's deliveries
+  wait before another takes them over), how often it looks for due work, and how many deliveries
+  it holds at once. The live page answers only
   under the collector's own address (with loopback: localhost, 127.0.0.1, [::1], with the port)
   and "allowedHosts".
 `;
@@ -91,7 +96,7 @@ export const serveCommand: Command = {
         `  live events:  ${collector.url}/`,
         storeUrl === undefined ? `  data dir:     ${dataDir}${defaulted}` : `  store:        ${redact(storeUrl)} (PostgreSQL; live page history in memory)`,
         ...config.sources.map(({ name, webhooks }) => `  source ${name}: ${webhooks ? `Webhooks -> ${webhooks.webhooks.length} URL(s)` : 'no destination'}`),
-        ...(collector.resumed > 0 ? [`  resumed ${collector.resumed} undelivered message(s) from the ${kept}`] : []),
+        ...(collector.resumed > 0 ? [`  ${collector.resumed} undelivered message(s) pending in the ${kept}`] : []),
         '',
       ].join('\n'),
     );

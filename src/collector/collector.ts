@@ -28,7 +28,10 @@ export interface CollectorOptions {
 export interface RunningCollector {
   /** Base URL, e.g. `http://127.0.0.1:8088`: the client's `endpoint`. */
   url: string;
-  /** Deliveries the previous run left pending, now being delivered again. */
+  /**
+   * Deliveries pending in the store at start (left by the previous run, or by the other processes
+   * sharing the store), now being delivered.
+   */
   resumed: number;
   /**
    * Stops accepting, ends live-debugger streams, waits for requests in progress (up to 2 s), stops
@@ -56,15 +59,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const history = options.store ? undefined : new HistoryFile(options.dataDir, config.historyEvents);
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
-  const deliverer = new Deliverer(sources, config.delivery, store, hub);
-  const router = new Router(store, hub, deliverer, sources);
+  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, show: (delivery) => router.showClaimed(delivery) });
+  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease });
   const hosts = new HostCheck(config.allowedHosts);
   const { headersTimeout, requestTimeout, maxConnections } = config.server;
   const server = http.createServer(
     // Node checks the timeouts every connectionsCheckingInterval (30 s by default), which would let
     // a slow client hold its connection that much longer than configured.
     { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) },
-    createHandler({ config, router, store, hub, hosts }),
+    createHandler({ config, router, hub, hosts }),
   );
   server.maxConnections = maxConnections;
   try {
@@ -82,8 +85,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const { address, family, port } = server.address() as AddressInfo;
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   hosts.listening(address, port);
-  router.resume(snapshot.pending);
-  log('collector: listening on %s; resumed %d deliveries', url, snapshot.pending.length);
+  deliverer.start();
+  log('collector: listening on %s; %d deliveries pending in the store', url, snapshot.pending);
 
   let closing: Promise<void> | undefined;
   const close = async () => {
@@ -100,7 +103,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   };
   return {
     url,
-    resumed: snapshot.pending.length,
+    resumed: snapshot.pending,
     close: () => (closing ??= close()),
   };
 }

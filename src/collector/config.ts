@@ -38,6 +38,34 @@ export interface ServerOptions {
 /** Defaults of {@link ServerOptions}, declared once. */
 export const SERVER_DEFAULTS: Readonly<ServerOptions> = Object.freeze({ headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 });
 
+/**
+ * How a collector process takes its share of the delivery queue: it claims deliveries for `lease`
+ * ms at a time, renewed while their attempts run, at most `maxInFlight` at once. Durations in ms.
+ */
+export interface QueueOptions {
+  /**
+   * How long a claim lasts unless renewed (every third of it while the attempt runs): how long the
+   * deliveries of a process that died wait before another process takes them over.
+   * @default 30000
+   */
+  lease: number;
+  /**
+   * How often the process looks for due work it was not told about (retries of other processes,
+   * claims that lapsed), besides the wake-ups processes send each other.
+   * @default 1000
+   */
+  pollInterval: number;
+  /**
+   * Deliveries one process holds at once; an acceptance beyond that leaves them for whichever
+   * process has room.
+   * @default 1000
+   */
+  maxInFlight: number;
+}
+
+/** Defaults of {@link QueueOptions}, declared once. */
+export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({ lease: 30_000, pollInterval: 1_000, maxInFlight: 1_000 });
+
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {
   /** Shown in the live debugger and in logs; unique. */
@@ -55,6 +83,7 @@ export interface CollectorConfig {
   sources: SourceConfig[];
   delivery: DeliveryOptions;
   server: ServerOptions;
+  queue: QueueOptions;
   /** Host names, besides the collector's own address, under which the live page answers. */
   allowedHosts: string[];
   /** Events the live page can page back through, kept in memory and in the data dir's history. */
@@ -69,7 +98,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'allowedHosts', 'historyEvents', 'store'];
+const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -85,6 +114,11 @@ const SERVER_LIMITS: Record<keyof ServerOptions, [min: number, max: number]> = {
   requestTimeout: [1, 30_000],
   maxConnections: [1, Number.MAX_SAFE_INTEGER],
 };
+const QUEUE_LIMITS: Record<keyof QueueOptions, [min: number, max: number]> = {
+  lease: [100, 24 * 60 * 60 * 1000],
+  pollInterval: [10, 60_000],
+  maxInFlight: [1, 100_000],
+};
 
 /**
  * Validates a parsed config file (see the README's "Config file" section).
@@ -96,6 +130,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     sources: [],
     delivery: parseDelivery(top.delivery),
     server: parseServer(top.server),
+    queue: bounded('queue', top.queue, QUEUE_DEFAULTS, QUEUE_LIMITS),
     allowedHosts: parseAllowedHosts(top.allowedHosts),
     // At least the 200 a page is sent when it connects.
     historyEvents: top.historyEvents === undefined ? CONFIG_DEFAULTS.historyEvents : integer('historyEvents', top.historyEvents, 200),
@@ -152,15 +187,7 @@ function parseDelivery(input: unknown): DeliveryOptions {
 }
 
 function parseServer(input: unknown): ServerOptions {
-  if (input === undefined) return { ...SERVER_DEFAULTS };
-  const entry = object('server', input, Object.keys(SERVER_LIMITS));
-  const server = { ...SERVER_DEFAULTS };
-  for (const [key, [min, max]] of Object.entries(SERVER_LIMITS) as [keyof ServerOptions, [number, number]][]) {
-    if (entry[key] === undefined) continue;
-    const value = integer(`server.${key}`, entry[key], min);
-    if (value > max) throw new ConfigError(`server.${key}`, `Expected \`server.${key}\` to be at most ${max}, got \`${value}\``);
-    server[key] = value;
-  }
+  const server = bounded('server', input, SERVER_DEFAULTS, SERVER_LIMITS);
   if (server.requestTimeout < server.headersTimeout) {
     throw new ConfigError(
       'server.requestTimeout',
@@ -168,6 +195,20 @@ function parseServer(input: unknown): ServerOptions {
     );
   }
   return server;
+}
+
+/** An entry of integers, each within its limits, defaults filled in. */
+function bounded<K extends string>(path: string, input: unknown, defaults: Readonly<Record<K, number>>, limits: Record<K, [min: number, max: number]>): Record<K, number> {
+  const result: Record<K, number> = { ...defaults };
+  if (input === undefined) return result;
+  const entry = object(path, input, Object.keys(limits));
+  for (const [key, [min, max]] of Object.entries(limits) as [K, [number, number]][]) {
+    if (entry[key] === undefined) continue;
+    const value = integer(`${path}.${key}`, entry[key], min);
+    if (value > max) throw new ConfigError(`${path}.${key}`, `Expected \`${path}.${key}\` to be at most ${max}, got \`${value}\``);
+    result[key] = value;
+  }
+  return result;
 }
 
 /** Host names without a port: letters, digits, dots, hyphens; a leading dot for a domain and its subdomains. */

@@ -1,59 +1,212 @@
 import { log } from '../log.js';
 import { WebhookDestination } from '../webhooks/destination.js';
-import type { DeliveryOptions, SourceConfig } from './config.js';
+import type { DeliveryOptions, QueueOptions, SourceConfig } from './config.js';
+import { DueQueue } from './due-queue.js';
 import type { EventHub } from './events.js';
-import type { Delivery, Store } from './store.js';
+import type { Claimed, Delivery, Store } from './store.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
 
+/** Deliveries one claim statement asks for at most: short statements, and room left for the others. */
+const CLAIM_BATCH = 500;
+
 /**
- * Sends accepted deliveries through each source's Webhooks destination, settles them in the store
- * and reports every receiver's progress to the live debugger.
+ * Delivers what the store hands out: each delivery is claimed (at acceptance, or by `claim()` when
+ * it is due: new and unclaimed, a retry whose time came, a lapsed claim of a process that died),
+ * attempted once through its source's Webhooks destination, then settled, or given back to the
+ * store with the time of its next attempt. Nothing waits in memory for a retry: the store keeps the
+ * schedule, so any process sharing it may make the next attempt.
+ *
+ * At most `maxInFlight` claims are held at once; their leases are renewed every third of `lease`
+ * while the attempts run. The store is asked for due work when it may have some: at start, when a
+ * claim came back full or an acceptance left deliveries unclaimed, when another process says so,
+ * when a retry this process scheduled comes due, and every `pollInterval` in any case.
  *
  * Each source has one `WebhookDestination`, made on its first delivery: the destination bounds
  * the requests in progress per URL and backs off a failing URL on its own, so neither a slow URL
- * nor a busy source holds back the others. A delivery's retry window counts from its
- * `receivedAt`, so one resumed after a restart keeps its original deadline.
+ * nor a busy source holds back the others.
  */
 export class Deliverer {
   readonly #sources: ReadonlyMap<string, SourceConfig>;
   readonly #options: DeliveryOptions;
+  readonly #queue: QueueOptions;
   readonly #store: Store;
   readonly #hub: EventHub;
+  /** Shows a claimed delivery on the live page when it was accepted elsewhere, or before a restart. */
+  readonly #show: (delivery: Delivery) => void;
   readonly #destinations = new Map<string, WebhookDestination>();
+  /** Claims held, by delivery id. */
+  readonly #held = new Map<string, Claimed>();
   readonly #running = new Set<Promise<void>>();
+  /** Whether the store may have due work beyond what was claimed. */
+  #backlog = true;
+  #claiming: Promise<void> | undefined;
+  #claimAgain = false;
+  /** Times retries scheduled here come due (those sooner than the next poll). */
+  readonly #wakes = new DueQueue<undefined>();
+  #wake: { at: number; timer: NodeJS.Timeout } | undefined;
+  #timers: NodeJS.Timeout[] = [];
+  #stopListening: (() => void) | undefined;
   #closed = false;
 
-  constructor(sources: ReadonlyMap<string, SourceConfig>, options: DeliveryOptions, store: Store, hub: EventHub) {
-    this.#sources = sources;
-    this.#options = options;
-    this.#store = store;
-    this.#hub = hub;
+  constructor(options: {
+    sources: ReadonlyMap<string, SourceConfig>;
+    delivery: DeliveryOptions;
+    queue: QueueOptions;
+    store: Store;
+    hub: EventHub;
+    show: (delivery: Delivery) => void;
+  }) {
+    this.#sources = options.sources;
+    this.#options = options.delivery;
+    this.#queue = options.queue;
+    this.#store = options.store;
+    this.#hub = options.hub;
+    this.#show = options.show;
   }
 
-  /** Starts delivering; the outcome is settled in the store and shown in the hub. Never throws. */
-  start(delivery: Delivery): void {
+  /** Starts claiming due work: at once, on every wake-up from the store, and every `pollInterval`. */
+  start(): void {
     if (this.#closed) return;
-    const destination = this.#destinationOf(delivery.source);
-    const run =
-      destination === undefined
-        ? this.#drop(delivery)
-        : destination.deliverPrepared(delivery.webhook, { id: delivery.id }).then(({ delivered }) => {
-            // After close() the delivery stays pending in the store, for the next start.
-            if (!this.#closed) return this.#settle(delivery, delivered);
-          });
-    this.#running.add(run);
-    void run.finally(() => this.#running.delete(run));
+    this.#stopListening = this.#store.onWork(() => this.#backlogged());
+    const { pollInterval, lease } = this.#queue;
+    this.#timers = [
+      setInterval(() => this.#backlogged(), pollInterval).unref(),
+      setInterval(() => void this.#renew(), Math.max(1, Math.floor(lease / 3))).unref(),
+    ];
+    this.#backlogged();
+  }
+
+  /** How many more deliveries this process takes now: the acceptance claims that many. */
+  room(): number {
+    return this.#closed ? 0 : Math.max(0, this.#queue.maxInFlight - this.#held.size);
   }
 
   /**
-   * Stops at once: aborts requests and retry waits. What was not delivered stays pending in the
-   * store, for the next start. Idempotent.
+   * Attempts deliveries claimed at acceptance. `unclaimed` of that acceptance were left in the
+   * store for lack of room: they are claimed as room frees.
+   */
+  take(claimed: readonly Claimed[], unclaimed = 0): void {
+    for (const held of claimed) this.#attempt(held);
+    if (unclaimed > 0) this.#backlog = true;
+  }
+
+  /**
+   * Stops at once: aborts requests, and gives the claims held back to the store (due at once, for
+   * another process or the next start). Idempotent.
    */
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    clearTimeout(this.#wake?.timer);
+    this.#stopListening?.();
     await Promise.all([...this.#destinations.values()].map((destination) => destination.close()));
-    await Promise.all(this.#running);
+    await Promise.all([...this.#running, this.#claiming]);
+    await this.#store.release([...this.#held.values()]).catch((error: unknown) => log('collector: could not give claims back: %O', error));
+    this.#held.clear();
+  }
+
+  /** The store may have due work: claim it, one claim statement at a time. */
+  #backlogged(): void {
+    this.#backlog = true;
+    this.#claim();
+  }
+
+  #claim(): void {
+    if (this.#closed) return;
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return;
+    }
+    this.#claiming = (async () => {
+      do {
+        this.#claimAgain = false;
+        const limit = Math.min(this.room(), CLAIM_BATCH);
+        if (limit === 0) break;
+        try {
+          const claimed = await this.#store.claim(limit, this.#queue.lease);
+          this.#backlog = claimed.length === limit;
+          if (this.#backlog) this.#claimAgain = true;
+          if (this.#closed) await this.#store.release(claimed);
+          else for (const held of claimed) this.#attempt(held);
+        } catch (error) {
+          // The next poll tries again; meanwhile what is due waits in the store.
+          log('collector: could not claim deliveries: %O', error);
+          break;
+        }
+      } while (this.#claimAgain && !this.#closed);
+    })().finally(() => {
+      this.#claiming = undefined;
+    });
+  }
+
+  #attempt(held: Claimed): void {
+    this.#held.set(held.delivery.id, held);
+    const run = this.#deliver(held).finally(() => {
+      this.#held.delete(held.delivery.id);
+      this.#running.delete(run);
+      if (this.#backlog) this.#claim();
+    });
+    this.#running.add(run);
+  }
+
+  /** One attempt, then its outcome in the store. Never throws: a store failure lets the claim lapse. */
+  async #deliver(held: Claimed): Promise<void> {
+    const { delivery } = held;
+    const destination = this.#destinationOf(delivery.source);
+    this.#show(delivery);
+    try {
+      if (destination === undefined) {
+        log('collector: %s: source %s has no Webhooks destination any more; dropping it', delivery.id, delivery.source);
+        await this.#store.settle(held, 'failed');
+        return;
+      }
+      const result = await destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets: held.targets });
+      let kept = true;
+      if (result.outcome === 'delivered' || result.outcome === 'failed') kept = await this.#store.settle(held, result.outcome);
+      else if (result.outcome === 'retry') {
+        kept = await this.#store.retry(held, result.retryIn, result.targets);
+        if (kept) this.#wakeIn(result.retryIn);
+      }
+      // Its lease lapsed (this process was frozen or cut off) and another process took it over.
+      if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
+    } catch (error) {
+      // The claim lapses and the delivery is attempted again: at-least-once.
+      log('collector: could not record the outcome of %s: %O', delivery.id, error);
+    }
+  }
+
+  /** Claims again when a retry scheduled here comes due; the poll finds those further off. */
+  #wakeIn(delay: number): void {
+    if (this.#closed || delay > this.#queue.pollInterval) return;
+    const at = Date.now() + delay;
+    this.#wakes.add(undefined, at, at);
+    if (this.#wake === undefined || at < this.#wake.at) this.#armWake(at);
+  }
+
+  #armWake(at: number): void {
+    clearTimeout(this.#wake?.timer);
+    const timer = setTimeout(() => {
+      this.#wake = undefined;
+      const now = Date.now();
+      while (this.#wakes.takeDue(now) !== undefined);
+      const next = this.#wakes.nextDue;
+      if (next !== undefined) this.#armWake(next);
+      this.#backlogged();
+    }, Math.max(0, at - Date.now())).unref();
+    this.#wake = { at, timer };
+  }
+
+  /** Extends the leases of the claims held; an attempt whose claim was lost goes on, and its outcome is refused. */
+  async #renew(): Promise<void> {
+    if (this.#held.size === 0 || this.#closed) return;
+    try {
+      const lost = await this.#store.renew([...this.#held.values()], this.#queue.lease);
+      for (const held of lost) if (this.#held.has(held.delivery.id)) log('collector: %s: claim lapsed before it was renewed', held.delivery.id);
+    } catch (error) {
+      log('collector: could not renew claims: %O', error);
+    }
   }
 
   #destinationOf(name: string): WebhookDestination | undefined {
@@ -65,20 +218,6 @@ export class Deliverer {
       this.#destinations.set(name, destination);
     }
     return destination;
-  }
-
-  async #drop(delivery: Delivery): Promise<void> {
-    log('collector: %s: source %s has no Webhooks destination any more; dropping it', delivery.id, delivery.source);
-    await this.#settle(delivery, false);
-  }
-
-  async #settle(delivery: Delivery, delivered: boolean): Promise<void> {
-    try {
-      await this.#store.settle(delivery.id, delivered ? 'delivered' : 'failed');
-    } catch (error) {
-      // The delivery stays pending and is sent again after a restart: at-least-once.
-      log('collector: could not record %s as settled: %O', delivery.id, error);
-    }
   }
 
   /** Mirrors a destination's events onto each delivery's view in the live debugger. */

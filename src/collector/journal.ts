@@ -4,7 +4,19 @@ import { AnalyticsError } from '../errors.js';
 import { log } from '../log.js';
 import type { AudienceState } from '../webhooks/audience.js';
 import { prepareWebhook } from '../webhooks/prepared.js';
-import { type AudienceRecord, audienceKey, type Delivery, type Outcome, type Store, type StoreSnapshot, storeClosedError } from './store.js';
+import { DueQueue } from './due-queue.js';
+import {
+  type AudiencePlan,
+  type AudienceRecord,
+  audienceKey,
+  type Claimed,
+  type ClaimOptions,
+  type Delivery,
+  type Outcome,
+  type Store,
+  type StoreSnapshot,
+  storeClosedError,
+} from './store.js';
 
 /** Options of {@link JournalStore}. */
 export interface JournalOptions {
@@ -20,7 +32,21 @@ export interface JournalOptions {
 type Record_ =
   | { op: 'journal'; version: number }
   | { op: 'accept'; deliveries: Delivery[]; audience?: AudienceRecord }
+  | { op: 'retry'; id: string; at: number; attempts: number; targets: number[] }
   | { op: 'settle'; id: string; outcome: Outcome };
+
+/** A delivery not yet settled, with its schedule. */
+interface Entry {
+  delivery: Delivery;
+  /** Acceptance order: claims among deliveries due at once go oldest first. */
+  order: number;
+  /** Attempts started. */
+  attempts: number;
+  targets?: number[];
+  /** When it may be claimed (ms since the epoch): at once, at its retry, or when its claim lapses. */
+  due: number;
+  claim?: string;
+}
 
 interface Pending {
   record: Record_;
@@ -44,13 +70,21 @@ const VERSION = 1;
  * live state's size) were appended, the journal is rewritten with only the live state (written
  * aside, fsync'ed, renamed over).
  * A lock file keeps a second process from using the same directory.
+ *
+ * Claims live in memory (one process uses the directory): a delivery's schedule is kept in a
+ * {@link DueQueue}. A retry is journaled (without fsync) with its time, attempts and targets, so a
+ * restart keeps it; a lapsed claim is simply due again. Claims are not journaled: a restart voids them.
  */
 export class JournalStore implements Store {
   readonly #dir: string;
   readonly #file: string;
   readonly #compactAfter: number;
-  readonly #pending = new Map<string, Delivery>();
+  readonly #pending = new Map<string, Entry>();
+  readonly #due = new DueQueue<Entry>();
+  #accepted = 0;
   readonly #audiences = new Map<string, AudienceRecord>();
+  /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
+  readonly #syncs = new Map<string, Promise<unknown>>();
   #handle: FileHandle | undefined;
   #appended = 0;
   /** Bytes the latest compaction wrote: the live state's size then. */
@@ -76,22 +110,99 @@ export class JournalStore implements Store {
     await this.#lock();
     await this.#replay();
     await this.#compact();
-    return { pending: [...this.#pending.values()], audiences: [...this.#audiences.values()] };
+    return { pending: this.#pending.size };
   }
 
-  accept(deliveries: readonly Delivery[], audience?: AudienceRecord): Promise<void> {
-    const record: Record_ = audience ? { op: 'accept', deliveries: [...deliveries], audience } : { op: 'accept', deliveries: [...deliveries] };
-    return this.#append(record, true);
+  async accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
+    return this.#accept({ op: 'accept', deliveries: [...deliveries] }, options);
   }
 
-  settle(id: string, outcome: Outcome): Promise<void> {
-    const record: Record_ = { op: 'settle', id, outcome };
+  async syncAudience<P extends AudiencePlan>(
+    source: string,
+    name: string,
+    plan: (previous: AudienceState | undefined) => P,
+    options?: ClaimOptions,
+  ): Promise<{ plan: P; claimed: Claimed[] }> {
+    const key = audienceKey(source, name);
+    const sync = (async () => {
+      // What a sync reads is what the previous one recorded: they run one after another.
+      const planned = plan(this.#audiences.get(key)?.state);
+      const record: Record_ = { op: 'accept', deliveries: [...planned.deliveries], audience: { source, state: planned.state } };
+      return { plan: planned, claimed: await this.#accept(record, options) };
+    });
+    const run = (this.#syncs.get(key) ?? Promise.resolve()).then(sync, sync);
+    this.#syncs.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (this.#syncs.get(key) === run) this.#syncs.delete(key);
+    }
+  }
+
+  async claim(limit: number, lease: number): Promise<Claimed[]> {
+    this.#usable();
+    const now = Date.now();
+    const claim = crypto.randomUUID();
+    const claimed: Claimed[] = [];
+    while (claimed.length < limit) {
+      const next = this.#due.takeDue(now);
+      if (next === undefined) break;
+      const entry = next.item;
+      // Entries are queued again whenever their time changes: only the latest queuing counts.
+      if (next.due !== entry.due || this.#pending.get(entry.delivery.id) !== entry) continue;
+      claimed.push(this.#take(entry, claim, now + lease));
+    }
+    return claimed;
+  }
+
+  async renew(held: readonly Claimed[], lease: number): Promise<Claimed[]> {
+    this.#usable();
+    const until = Date.now() + lease;
+    const lost: Claimed[] = [];
+    for (const claimed of held) {
+      const entry = this.#held(claimed);
+      if (entry === undefined) lost.push(claimed);
+      else this.#schedule(entry, until);
+    }
+    return lost;
+  }
+
+  async retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean> {
+    this.#usable();
+    const entry = this.#held(held);
+    if (entry === undefined) return false;
+    const at = Date.now() + delay;
+    entry.claim = undefined;
+    entry.targets = [...targets];
+    this.#schedule(entry, at);
+    // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
+    await this.#append({ op: 'retry', id: entry.delivery.id, at, attempts: entry.attempts, targets: entry.targets }, false);
+    return true;
+  }
+
+  async settle(held: Claimed, outcome: Outcome): Promise<boolean> {
+    this.#usable();
+    if (this.#held(held) === undefined) return false;
+    const record: Record_ = { op: 'settle', id: held.delivery.id, outcome };
     this.#apply(record);
-    return this.#append(record, false);
+    await this.#append(record, false);
+    return true;
   }
 
-  audience(source: string, name: string): AudienceState | undefined {
-    return this.#audiences.get(audienceKey(source, name))?.state;
+  async release(held: readonly Claimed[]): Promise<void> {
+    const now = Date.now();
+    for (const claimed of held) {
+      const entry = this.#held(claimed);
+      if (entry === undefined) continue;
+      entry.claim = undefined;
+      entry.attempts -= 1;
+      this.#schedule(entry, now);
+    }
+  }
+
+  /** One process owns a journal: no other leaves work in it. */
+  onWork(): () => void {
+    return () => undefined;
   }
 
   close(): Promise<void> {
@@ -102,6 +213,39 @@ export class JournalStore implements Store {
       await unlink(path.join(this.#dir, LOCK)).catch(() => undefined);
     })();
     return this.#closing;
+  }
+
+  /** Journals an acceptance durably, then claims the first `options.claim` of its deliveries. */
+  async #accept(record: Record_ & { op: 'accept' }, options: ClaimOptions | undefined): Promise<Claimed[]> {
+    await this.#append(record, true);
+    if (options === undefined || options.claim <= 0) return [];
+    const claim = crypto.randomUUID();
+    const until = Date.now() + options.lease;
+    return record.deliveries.slice(0, options.claim).map((delivery) => this.#take(this.#pending.get(delivery.id)!, claim, until));
+  }
+
+  #take(entry: Entry, claim: string, until: number): Claimed {
+    entry.claim = claim;
+    entry.attempts += 1;
+    this.#schedule(entry, until);
+    const claimed: Claimed = { delivery: entry.delivery, claim, attempt: entry.attempts };
+    if (entry.targets !== undefined) claimed.targets = entry.targets;
+    return claimed;
+  }
+
+  /** The entry a claim still holds; undefined once it was settled, retried or taken over. */
+  #held(claimed: Claimed): Entry | undefined {
+    const entry = this.#pending.get(claimed.delivery.id);
+    return entry?.claim === claimed.claim ? entry : undefined;
+  }
+
+  #schedule(entry: Entry, due: number): void {
+    entry.due = due;
+    this.#due.add(entry, due, entry.order);
+  }
+
+  #usable(): void {
+    if (this.#closing) throw storeClosedError();
   }
 
   #append(record: Record_, sync: boolean): Promise<void> {
@@ -139,8 +283,18 @@ export class JournalStore implements Store {
 
   #apply(record: Record_): void {
     if (record.op === 'accept') {
-      for (const delivery of record.deliveries) this.#pending.set(delivery.id, delivery);
+      for (const delivery of record.deliveries) {
+        const entry: Entry = { delivery, order: this.#accepted++, attempts: 0, due: 0 };
+        this.#pending.set(delivery.id, entry);
+        this.#schedule(entry, 0);
+      }
       if (record.audience) this.#audiences.set(audienceKey(record.audience.source, record.audience.state.audience), record.audience);
+    } else if (record.op === 'retry') {
+      const entry = this.#pending.get(record.id);
+      if (entry === undefined) return;
+      entry.attempts = record.attempts;
+      entry.targets = record.targets;
+      this.#schedule(entry, record.at);
     } else if (record.op === 'settle') {
       this.#pending.delete(record.id);
     }
@@ -176,7 +330,11 @@ export class JournalStore implements Store {
   /** Rewrites the journal as the live state only, atomically: a crash leaves the old or the new file. */
   async #compact(): Promise<void> {
     const lines: Record_[] = [{ op: 'journal', version: VERSION }];
-    for (const delivery of this.#pending.values()) lines.push({ op: 'accept', deliveries: [delivery] });
+    for (const { delivery, attempts, targets, due, claim } of this.#pending.values()) {
+      lines.push({ op: 'accept', deliveries: [delivery] });
+      // A claim in progress is void after a restart: its delivery is due at once then.
+      if (targets !== undefined) lines.push({ op: 'retry', id: delivery.id, at: claim === undefined ? due : 0, attempts, targets });
+    }
     for (const audience of this.#audiences.values()) lines.push({ op: 'accept', deliveries: [], audience });
     const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
     const aside = `${this.#file}.tmp`;

@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { isDestinationEnabled } from '../integrations.js';
 import type { Message } from '../message.js';
+import { type AudienceState, audienceSync, audienceTrait } from '../webhooks/audience.js';
 import type { WebhookInput } from '../webhooks/body.js';
 import { type PreparedWebhook, prepareWebhook } from '../webhooks/prepared.js';
 import { displayUrl } from '../webhooks/settings.js';
 import { type SourceConfig, WEBHOOKS } from './config.js';
 import type { Deliverer } from './deliverer.js';
 import type { EventHub, EventView, RouteView } from './events.js';
-import type { AudienceRecord, Delivery, Store } from './store.js';
+import type { AudiencePlan, Claimed, Delivery, Store } from './store.js';
+
+/** What an acceptance records and shows. */
+interface Planned extends Pick<AudiencePlan, 'deliveries'> {
+  views: [EventView, PreparedWebhook | undefined][];
+}
 
 /** A message bound for one source, with where it goes. */
 export interface Routed {
@@ -30,44 +36,68 @@ export function routeMessage(source: SourceConfig, message: WebhookInput): Route
   return route();
 }
 
+/** An audience sync as recorded: its plan, and what the routes answer. */
+export interface AudienceSyncOutcome {
+  /** Members after the sync. */
+  members: number;
+  joined: number;
+  left: number;
+}
+
 /**
- * The accept pipeline every route ends in: record what is to be delivered durably, show it in the
- * live debugger, then start delivering it.
+ * The accept pipeline every route ends in: record what is to be delivered durably (claiming as
+ * much of it as this process has room for), show it in the live debugger, then deliver what was
+ * claimed; the rest waits in the store for whichever process has room.
  */
 export class Router {
   readonly #store: Store;
   readonly #hub: EventHub;
   readonly #deliverer: Deliverer;
   readonly #sources: ReadonlyMap<string, SourceConfig>;
+  readonly #lease: number;
   /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
   readonly #shownUrls = new Map<string, string[]>();
 
-  constructor(store: Store, hub: EventHub, deliverer: Deliverer, sources: ReadonlyMap<string, SourceConfig>) {
-    this.#store = store;
-    this.#hub = hub;
-    this.#deliverer = deliverer;
-    this.#sources = sources;
+  constructor(options: { store: Store; hub: EventHub; deliverer: Deliverer; sources: ReadonlyMap<string, SourceConfig>; lease: number }) {
+    this.#store = options.store;
+    this.#hub = options.hub;
+    this.#deliverer = options.deliverer;
+    this.#sources = options.sources;
+    this.#lease = options.lease;
   }
 
   /**
-   * Accepts messages (and an audience's new state) all or nothing.
+   * Accepts messages all or nothing.
    * @throws {ValidationError} when a forwarded message has no webhook body (the routes validated it).
    * @throws what the store throws: then nothing is recorded, shown or forwarded.
    */
-  async accept(items: readonly Routed[], origin: EventView['origin'], audience?: AudienceRecord): Promise<void> {
-    const acceptedAt = Date.now();
-    const deliveries: Delivery[] = [];
-    const views: [EventView, PreparedWebhook | undefined][] = [];
-    for (const { source, message, routes } of items) {
-      const id = randomUUID();
-      // The body is fixed now, with the acceptance time, and journaled as it will be sent.
-      const webhook = routes.some((route) => route.forwarded) ? prepareWebhook(message, acceptedAt) : undefined;
-      if (webhook) deliveries.push({ id, source: source.name, message, webhook });
-      views.push([this.#view(id, source.name, message, origin, routes, acceptedAt), webhook]);
-    }
-    if (deliveries.length > 0 || audience !== undefined) await this.#store.accept(deliveries, audience);
-    for (const [view, webhook] of views) this.#hub.add(view, webhook);
-    for (const delivery of deliveries) this.#deliverer.start(delivery);
+  async accept(items: readonly Routed[], origin: EventView['origin']): Promise<void> {
+    const planned = this.#plan(items, origin);
+    if (planned.deliveries.length === 0) return this.#show(planned, []);
+    this.#show(planned, await this.#store.accept(planned.deliveries, this.#claiming()));
+  }
+
+  /**
+   * Syncs an audience to `source` in one transaction with any other sync of it (in any process):
+   * the previous membership is read, the identify calls for what changed are recorded with the new
+   * membership, all or nothing.
+   * @throws {ValidationError} from `audienceSync` (a bad user id, or a stored state that is not the audience's).
+   * @throws what the store throws: then nothing is recorded.
+   */
+  async syncAudience(source: SourceConfig, name: string, userIds: Iterable<string>): Promise<AudienceSyncOutcome> {
+    const trait = audienceTrait(name);
+    const { plan, claimed } = await this.#store.syncAudience(
+      source.name,
+      name,
+      (previous: AudienceState | undefined) => {
+        const sync = audienceSync(name, userIds, previous);
+        const items = sync.messages.map((message) => ({ source, message, routes: routeMessage(source, message) }));
+        return { ...this.#plan(items, 'audience'), state: sync.state, joined: sync.messages.filter((m) => (m.traits as Record<string, unknown>)[trait] === true).length };
+      },
+      this.#claiming(),
+    );
+    this.#show(plan, claimed);
+    return { members: plan.state.members.length, joined: plan.joined, left: plan.views.length - plan.joined };
   }
 
   /**
@@ -86,23 +116,47 @@ export class Router {
       message: view.message as unknown as WebhookInput,
       webhook: { ...sent, receivedAt: Date.now() },
     };
-    await this.#store.accept([delivery]);
     const again = this.#view(delivery.id, view.source, delivery.message, 'redelivery', view.routes, delivery.webhook.receivedAt);
     again.replayOf = id;
-    this.#hub.add(again, delivery.webhook);
-    this.#deliverer.start(delivery);
+    this.#show({ deliveries: [delivery], views: [[again, delivery.webhook]] }, await this.#store.accept([delivery], this.#claiming()));
     return delivery.id;
   }
 
-  /** Resumes deliveries a previous run left pending. */
-  resume(pending: readonly Delivery[]): void {
-    for (const delivery of pending) {
-      const routes: RouteView[] = this.#sources.has(delivery.source)
-        ? routeMessage(this.#sources.get(delivery.source)!, delivery.message)
-        : [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }];
-      this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.webhook.receivedAt), delivery.webhook);
-      this.#deliverer.start(delivery);
+  /**
+   * Shows a delivery this process claimed that its hub does not hold: accepted by another process
+   * sharing the store, or before a restart.
+   */
+  showClaimed(delivery: Delivery): void {
+    if (this.#hub.get(delivery.id) !== undefined) return;
+    const source = this.#sources.get(delivery.source);
+    const routes: RouteView[] = source
+      ? routeMessage(source, delivery.message)
+      : [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }];
+    this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.webhook.receivedAt), delivery.webhook);
+  }
+
+  /** The deliveries and views of routed messages, bodies fixed now with the acceptance time. */
+  #plan(items: readonly Routed[], origin: EventView['origin']): Planned {
+    const acceptedAt = Date.now();
+    const planned: Planned = { deliveries: [], views: [] };
+    for (const { source, message, routes } of items) {
+      const id = randomUUID();
+      const webhook = routes.some((route) => route.forwarded) ? prepareWebhook(message, acceptedAt) : undefined;
+      if (webhook) planned.deliveries.push({ id, source: source.name, message, webhook });
+      planned.views.push([this.#view(id, source.name, message, origin, routes, acceptedAt), webhook]);
     }
+    return planned;
+  }
+
+  /** What an acceptance claims: as many deliveries as this process has room for. */
+  #claiming(): { claim: number; lease: number } {
+    return { claim: this.#deliverer.room(), lease: this.#lease };
+  }
+
+  /** Once recorded: shows the events, and delivers what was claimed. */
+  #show(planned: Planned, claimed: Claimed[]): void {
+    for (const [view, webhook] of planned.views) this.#hub.add(view, webhook);
+    this.#deliverer.take(claimed, planned.deliveries.length - claimed.length);
   }
 
   #view(id: string, source: string, message: WebhookInput, origin: EventView['origin'], routes: RouteView[], at: number): EventView {

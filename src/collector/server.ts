@@ -4,7 +4,7 @@ import { log } from '../log.js';
 import { MESSAGE_TYPES } from '../message.js';
 import { describe } from '../describe.js';
 import { isPlainObject, LIMITS } from '../options.js';
-import { audienceSync, audienceTrait } from '../webhooks/audience.js';
+import { audienceTrait } from '../webhooks/audience.js';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from './config.js';
 import { describeEvent } from './detail.js';
@@ -14,13 +14,11 @@ import { discardRest, readBody, RequestError, sendError, sendJson } from './http
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from './page.js';
 import { routeMessage, type Router } from './router.js';
-import type { Store } from './store.js';
 
 /** What the routes work with. */
 export interface ServerContext {
   config: CollectorConfig;
   router: Router;
-  store: Store;
   hub: EventHub;
   /** Which `Host` headers the live page and its stream answer. */
   hosts: HostCheck;
@@ -152,12 +150,9 @@ async function audiences(req: IncomingMessage, res: ServerResponse, source: Sour
   const { name, userIds } = body;
   if (typeof name !== 'string' || name.length === 0) throw invalid('name', `Expected \`name\` to be a non-empty string, got ${describe(name)}`);
   if (!Array.isArray(userIds)) throw invalid('userIds', `Expected \`userIds\` to be an array of user ids, got ${describe(userIds)}`);
-  const trait = renamed('name', () => audienceTrait(name));
-  const sync = renamed('userIds', () => audienceSync(name, userIds, context.store.audience(source.name, name)));
-  const items = sync.messages.map((message) => ({ source, message, routes: routeMessage(source, message) }));
-  await context.router.accept(items, 'audience', { source: source.name, state: sync.state });
-  const joined = sync.messages.filter((m) => (m.traits as Record<string, boolean>)[trait]).length;
-  sendJson(res, 200, { trait, members: sync.state.members.length, joined, left: sync.messages.length - joined });
+  const trait = await renamed('name', () => audienceTrait(name));
+  const synced = await renamed('userIds', () => context.router.syncAudience(source, name, userIds));
+  sendJson(res, 200, { trait, ...synced });
 }
 
 /** `POST /v1/deletions`: one delete notification per source with a Webhooks destination . */
@@ -202,9 +197,9 @@ async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> 
 }
 
 /** Runs an audience helper, naming its arguments' faults by the request's field (`members[2]` is `userIds[2]`). */
-function renamed<T>(field: 'name' | 'userIds', run: () => T): T {
+async function renamed<T>(field: 'name' | 'userIds', run: () => T | Promise<T>): Promise<T> {
   try {
-    return run();
+    return await run();
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const own = error.field.replace(/^(audience|members)/, field);

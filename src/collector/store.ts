@@ -27,32 +27,88 @@ export interface AudienceRecord {
 
 /** What the store held when it was opened. */
 export interface StoreSnapshot {
-  /** Deliveries accepted but not yet settled, in the order they were accepted. */
-  pending: Delivery[];
-  audiences: AudienceRecord[];
+  /** Deliveries accepted and not yet settled (by any process sharing the store). */
+  pending: number;
 }
 
 /** How a delivery ended. */
 export type Outcome = 'delivered' | 'failed';
 
 /**
- * Where the collector keeps what must survive a crash: deliveries not yet settled, and the latest
- * state of each audience. The collector is its only user and calls it from one process. Two
- * implementations: the file journal (the default) and PostgreSQL; both pass one contract suite
- * (test/collector/store-contract.ts).
+ * A delivery one process holds, to make its next attempt: no other process is handed it while
+ * the lease runs. A claim that is neither renewed nor settled lapses, and the delivery is handed
+ * out again; the lapsed claim's `settle` and `retry` are then refused.
+ */
+export interface Claimed {
+  delivery: Delivery;
+  /** The claim's id: every call about this attempt names it. */
+  claim: string;
+  /** The attempt this claim makes, from 1. */
+  attempt: number;
+  /** The webhooks still worth asking (positions in the source's `webhooks`); absent: all. */
+  targets?: number[];
+}
+
+/** How `accept` claims what it records for the caller, who then delivers it at once. */
+export interface ClaimOptions {
+  /** How many of the deliveries (the first ones) to claim; the rest wait for `claim()`. */
+  claim: number;
+  /** How long the claims last before they lapse, in ms. */
+  lease: number;
+}
+
+/** What an audience sync records: its identify calls and the membership the next sync starts from. */
+export interface AudiencePlan {
+  deliveries: Delivery[];
+  state: AudienceState;
+}
+
+/**
+ * Where the collector keeps what must survive a crash: deliveries not yet settled, with when and to
+ * which webhooks their next attempt goes, and the latest state of each audience. Deliveries are
+ * handed out as claims with a lease, so that several processes can share one store (PostgreSQL)
+ * and none attempts a delivery another holds. Two implementations: the file journal (the default,
+ * one process) and PostgreSQL; both pass one contract suite (test/collector/store-contract.ts).
  */
 export interface Store {
-  /** Recovers what the previous run left; called once, before any other method. */
+  /** Connects or recovers what the previous run left; called once, before any other method. */
   open(): Promise<StoreSnapshot>;
   /**
-   * Records deliveries, and optionally an audience's new state, all or nothing. Resolves only once
-   * they are durable: the collector answers 200 after this, never before.
+   * Records deliveries, all or nothing, and resolves only once they are durable: the collector
+   * answers 200 after this, never before. They are due at once.
+   * @returns the claims taken on the first `options.claim` of them (none without options).
    */
-  accept(deliveries: readonly Delivery[], audience?: AudienceRecord): Promise<void>;
-  /** Marks a delivery settled so it is not replayed. Losing this in a crash only causes a repeat. */
-  settle(id: string, outcome: Outcome): Promise<void>;
-  /** The state an audience's latest sync left; absent before its first sync. */
-  audience(source: string, name: string): AudienceState | undefined;
+  accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]>;
+  /**
+   * Runs an audience sync as one transaction, serialised with every other sync of the same
+   * audience (in any process): `plan` gets the state the previous sync left (absent before the
+   * first) and returns the identify calls and the new state, which are recorded together.
+   * @throws what `plan` throws: then nothing is recorded.
+   */
+  syncAudience<P extends AudiencePlan>(
+    source: string,
+    name: string,
+    plan: (previous: AudienceState | undefined) => P,
+    options?: ClaimOptions,
+  ): Promise<{ plan: P; claimed: Claimed[] }>;
+  /** Claims up to `limit` due deliveries, oldest due first, for `lease` ms. */
+  claim(limit: number, lease: number): Promise<Claimed[]>;
+  /** Extends the leases of claims still held. @returns the claims that had lapsed and were lost. */
+  renew(held: readonly Claimed[], lease: number): Promise<Claimed[]>;
+  /**
+   * Gives a claim up for a later attempt: the delivery is due again in `delay` ms, to `targets`.
+   * @returns false when the claim had been lost (nothing changed).
+   */
+  retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean>;
+  /**
+   * Settles a claimed delivery so it is never handed out again. A settlement lost in a crash only
+   * causes a repeat. @returns false when the claim had been lost (nothing changed).
+   */
+  settle(held: Claimed, outcome: Outcome): Promise<boolean>;
+  /** Gives claims back unattempted, due at once, for another process or the next start. */
+  release(held: readonly Claimed[]): Promise<void>;
+  /** Calls `listener` when another process may have left work due; @returns a function that stops it. */
+  onWork(listener: () => void): () => void;
   /** Writes what is buffered and releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
 }

@@ -5,7 +5,7 @@ import { ClosedError, DeliveryError, HttpError, NetworkError } from '../errors.j
 import { allowListeners } from '../listeners.js';
 import { log } from '../log.js';
 import { openConnection } from '../open-connection.js';
-import { type RetryPolicy, withRetry } from '../retry.js';
+import { type RetryPolicy, retryDelay, withRetry } from '../retry.js';
 import { post } from '../transport.js';
 import type { WebhookInput, WebhookType } from './body.js';
 import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
@@ -108,6 +108,27 @@ export interface DeliverOptions {
    */
   id?: string;
 }
+
+/** What `attemptOnce()` accepts besides the message. */
+export interface AttemptOnceOptions {
+  /** Names the delivery in events. @default the message's `messageId` */
+  id?: string;
+  /** Which attempt this is, from 1: sets the backoff before the next. */
+  attempt: number;
+  /** The receivers to ask (positions in `settings.webhooks`), as the previous attempt's `retry` left them. @default all */
+  targets?: readonly number[];
+}
+
+/**
+ * What one attempt says comes next: `delivered`; `retry` after `retryIn` ms, to `targets` (the
+ * receivers whose failure may heal); `failed` for good (every receiver refused it, or its
+ * `retryWindow` ran out); or `closed`, when `close()` stopped it (nothing is known of its fate).
+ */
+export type AttemptResult =
+  | { outcome: 'delivered' }
+  | { outcome: 'retry'; retryIn: number; targets: number[]; error: WebhookError }
+  | { outcome: 'failed'; error: Error }
+  | { outcome: 'closed'; error: Error };
 
 type Accepted = WebhookDeliveredEvent['accepted'][number];
 type Rejected = { index: number; url: string; error: Error };
@@ -214,6 +235,20 @@ export class WebhookDestination {
   }
 
   /**
+   * Makes one attempt of a message fixed with `prepareWebhook()` and says what comes next, for a
+   * caller that keeps the retry schedule itself (the collector keeps it in its store, so that a
+   * retry hours away holds no memory and any process may make it). Same lanes, breakers, backoff
+   * (by `attempt`, or the receivers' `Retry-After`) and window (from the message's `receivedAt`) as
+   * `deliverPrepared()`, and the same events. Never rejects.
+   */
+  attemptOnce(prepared: PreparedWebhook, options: AttemptOnceOptions): Promise<AttemptResult> {
+    const id = options.id ?? prepared.messageId;
+    if (this.#abort.signal.aborted) return Promise.resolve({ outcome: 'closed', error: this.#abort.signal.reason as Error });
+    const targets = options.targets ?? this.#config.webhooks.map((_, index) => index);
+    return this.#track(this.#attemptOnce(id, prepared, options.attempt, targets));
+  }
+
+  /**
    * Listens to `attempt` (one receiver's outcome in one attempt), `retry` (another attempt will
    * follow), `delivered` or `failed`.
    * @returns a function that removes the listener.
@@ -248,12 +283,44 @@ export class WebhookDestination {
     return work;
   }
 
-  async #send(id: string, prepared: PreparedWebhook): Promise<WebhookDeliveryResult> {
-    const { webhooks, sharedSecret } = this.#config;
-    const { messageId, type, body, receivedAt } = prepared;
+  /** The bytes every receiver gets and their signature, made once per delivery. */
+  async #sign(body: string): Promise<Pick<Attempt, 'payload' | 'signature'>> {
+    const { sharedSecret } = this.#config;
     const payload = encodeText(body);
-    // Signed once over the very bytes every receiver gets, on every attempt.
     const signature: Record<string, string> = sharedSecret === undefined ? {} : { [SIGNATURE_HEADER]: await signPayload(payload, sharedSecret) };
+    return { payload, signature };
+  }
+
+  async #attemptOnce(id: string, prepared: PreparedWebhook, attempt: number, targets: readonly number[]): Promise<AttemptResult> {
+    const { messageId, type, receivedAt } = prepared;
+    let result: Accepted | WebhookFailure[];
+    try {
+      result = await this.#attempt({ id, messageId, type, attempt, ...(await this.#sign(prepared.body)) }, targets);
+    } catch (error) {
+      // Only close() aborts an attempt: the delivery's fate is the caller's to keep.
+      return { outcome: 'closed', error: error as Error };
+    }
+    if (!Array.isArray(result)) {
+      this.#events.emit('delivered', { id, messageId, attempts: attempt, accepted: [result] });
+      return { outcome: 'delivered' };
+    }
+    const failed = new Map(result.map((failure) => [failure.index, failure]));
+    const left = targets.filter((index) => failed.get(index)?.error.retryable ?? true);
+    const error = new WebhookError([...failed.values()].sort((a, b) => a.index - b.index), backoffOf(this.#lanes, left));
+    const remaining = receivedAt + this.#config.retryWindow - Date.now();
+    if (!error.retryable || remaining <= 0) return { outcome: 'failed', error: this.#fail(id, messageId, attempt, error).error! };
+    const retryIn = Math.max(0, Math.min(retryDelay(error, attempt, this.#policy), remaining));
+    const urls = left.map((index) => this.#config.webhooks[index]!.url);
+    log('webhooks: %s attempt %d failed; retry %d URL(s) in %d ms', id, attempt, urls.length, retryIn);
+    this.#events.emit('retry', { id, messageId, attempt, delay: retryIn, urls, error });
+    return { outcome: 'retry', retryIn, targets: left, error };
+  }
+
+  async #send(id: string, prepared: PreparedWebhook): Promise<WebhookDeliveryResult> {
+    const { webhooks } = this.#config;
+    const { messageId, type, body, receivedAt } = prepared;
+    // Signed once over the very bytes every receiver gets, on every attempt.
+    const { payload, signature } = await this.#sign(body);
     const latest = new Map<number, WebhookFailure>();
     let targets = webhooks.map((_, index) => index);
     let attempts = 0;

@@ -72,7 +72,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve --store${POSTGRES_SKIP ? ` s
 
     answer = 200;
     const second = await startCollector(['--config', file, '--port', '0']);
-    await waitFor(() => second.stderr().includes('resumed 1 undelivered message(s) from the database'), 'the resumed count');
+    await waitFor(() => second.stderr().includes('1 undelivered message(s) pending in the database'), 'the resumed count');
     await waitFor(() => accepted.length > 0, 'the delivery after the restart');
     expect(accepted[0]!.raw.equals(refused.raw)).toBe(true);
     await expect.poll(async () => (await rows(database)).map((row) => row.status), { timeout: 5_000, interval: 20 }).toEqual(['delivered']);

@@ -4,8 +4,9 @@ import { Batcher } from '../../src/collector/postgres/batcher.js';
 /** A batcher whose flushes wait until the test ends them, recording what each carried. */
 function controlled() {
   const flushes: { items: number[]; end: (error?: Error) => void }[] = [];
-  const batcher = new Batcher<number>(
-    (items) => new Promise<void>((resolve, reject) => flushes.push({ items, end: (error) => (error ? reject(error) : resolve()) })),
+  // Each flush answers every item with ten times its value, as a statement answers each row.
+  const batcher = new Batcher<number, number>(
+    (items) => new Promise<number[]>((resolve, reject) => flushes.push({ items, end: (error) => (error ? reject(error) : resolve(items.map((item) => item * 10))) })),
   );
   return { batcher, flushes };
 }
@@ -17,10 +18,10 @@ describe('Batcher (group commit of the PostgreSQL store)', () => {
     const rest = [batcher.add(2), batcher.add(3), batcher.add(4)];
     expect(flushes.map((f) => f.items)).toEqual([[1]]);
     flushes[0]!.end();
-    await first;
+    expect(await first).toBe(10);
     expect(flushes.map((f) => f.items)).toEqual([[1], [2, 3, 4]]);
     flushes[1]!.end();
-    await Promise.all(rest);
+    expect(await Promise.all(rest)).toEqual([20, 30, 40]);
     await batcher.idle();
   });
 
@@ -36,7 +37,7 @@ describe('Batcher (group commit of the PostgreSQL store)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(flushes.map((f) => f.items)).toEqual([[1], [2, 3], [4]]);
     flushes[2]!.end();
-    await expect(later).resolves.toBeUndefined();
+    await expect(later).resolves.toBe(40);
   });
 
   it('is idle at once when nothing was added, and once the last flush ends otherwise', async () => {

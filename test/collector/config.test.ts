@@ -25,6 +25,7 @@ describe('parseConfig', () => {
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
+      queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -37,10 +38,15 @@ describe('parseConfig', () => {
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
+      queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
     });
+  });
+
+  it('claims deliveries for 30 s at a time, polls every second, and holds at most 1,000 at once by default', () => {
+    expect(parseConfig({ sources: [source()] }).queue).toEqual({ lease: 30_000, pollInterval: 1_000, maxInFlight: 1_000 });
   });
 
   it('bounds slow clients by default: 10 s for headers, 30 s for a whole request, 1,000 connections', () => {
@@ -49,11 +55,14 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `allowedHosts`, `historyEvents`, `store`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, got `extra`'],
     [{ sources: [source()], store: 'mysql://u@h/db' }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `"mysql://u@h/db"` (string)'],
     [{ sources: [source()], store: 'http://u:pw@h/db' }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `"http://u:***@h/db"` (string)'],
     [{ sources: [source()], store: 5432 }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `5432` (number)'],
     [{ sources: [source()], historyEvents: 100 }, 'historyEvents', 'Expected `historyEvents` to be an integer >= 200, got `100` (number)'],
+    [{ sources: [source()], queue: { lease: 50 } }, 'queue.lease', 'Expected `queue.lease` to be an integer >= 100, got `50` (number)'],
+    [{ sources: [source()], queue: { maxInFlight: 100_001 } }, 'queue.maxInFlight', 'Expected `queue.maxInFlight` to be at most 100000, got `100001`'],
+    [{ sources: [source()], queue: { poll: 5 } }, 'queue.poll', 'Expected `queue` to have only `lease`, `pollInterval`, `maxInFlight`, got `poll`'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
     [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],
     [

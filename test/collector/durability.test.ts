@@ -51,7 +51,7 @@ it('delivers after a restart what was accepted before a SIGKILL, each message on
   healthy = true;
   const second = await serve({ minRetryDelay: 20, maxRetryDelay: 40 });
   await waitFor(() => accepted.length >= 27, 'the 27 messages after the restart');
-  await waitFor(() => second.stderr().includes('resumed 27 undelivered message(s)'), 'the resume report');
+  await waitFor(() => second.stderr().includes('27 undelivered message(s) pending in the journal'), 'the resume report');
   const seqs = accepted.filter((b) => b.event === 'Numbered').map((b) => b.properties.seq as number);
   expect(seqs.sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, seq) => seq));
   expect(accepted.filter((b) => b.type === 'identify').map((b) => [b.userId, b.traits.survivors]).sort()).toEqual([['s1', true], ['s2', true]]);

@@ -1,7 +1,8 @@
 // The `Store` contract: what the collector relies on from any store. Every implementation runs it
 // (test/collector/journal.test.ts, test/collector/postgres-store.test.ts).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Delivery, Store } from '../../src/collector/store.js';
+import type { Claimed, Delivery, Store } from '../../src/collector/store.js';
+import type { AudienceState } from '../../src/webhooks/audience.js';
 import type { Message } from '../../src/message.js';
 import { prepareWebhook } from '../../src/webhooks/prepared.js';
 
@@ -58,40 +59,56 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       return { second, snapshot: await second.open() };
     };
 
-    it('gives back, after a reopen, every accepted delivery in the order accepted, with its webhook as fixed at acceptance', async () => {
+    /** Everything due now, claimed for a minute: what a collector would attempt next. */
+    const due = (opened: Store, limit = 1_000) => opened.claim(limit, 60_000);
+    const ids = (claimed: readonly Claimed[]) => claimed.map((held) => held.delivery.id);
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('hands out, after a reopen, every accepted delivery in the order accepted, with its webhook as fixed at acceptance', async () => {
       const first = store();
-      expect(await first.open()).toEqual({ pending: [], audiences: [] });
+      expect(await first.open()).toEqual({ pending: 0 });
       await first.accept([delivery('a', 111), delivery('b', 222)]);
       await first.accept([delivery('c', 1_700_000_000_123)]);
       await first.accept([]);
 
-      const { snapshot } = await reopen(first);
-      expect(snapshot.pending).toEqual([delivery('a', 111), delivery('b', 222), delivery('c', 1_700_000_000_123)]);
+      const { second, snapshot } = await reopen(first);
+      expect(snapshot).toEqual({ pending: 3 });
+      const claimed = await due(second);
+      expect(claimed.map((held) => held.delivery)).toEqual([delivery('a', 111), delivery('b', 222), delivery('c', 1_700_000_000_123)]);
+      expect(claimed.map((held) => held.attempt)).toEqual([1, 1, 1]);
     });
 
-    it('forgets, after a reopen, what was settled, delivered or failed', async () => {
+    it('never hands out again what was settled, delivered or failed', async () => {
       const first = store();
       await first.open();
       await first.accept([delivery('a'), delivery('b'), delivery('c')]);
-      await first.settle('b', 'delivered');
-      await first.settle('c', 'failed');
+      const [a, b, c] = await due(first);
+      expect(await first.settle(b!, 'delivered')).toBe(true);
+      expect(await first.settle(c!, 'failed')).toBe(true);
+      // What a collector does with the claims it holds when it stops.
+      await first.release([a!]);
 
       const { second, snapshot } = await reopen(first);
-      expect(snapshot.pending.map((d) => d.id)).toEqual(['a']);
-      await second.settle('a', 'delivered');
-      expect((await reopen(second)).snapshot.pending).toEqual([]);
+      expect(snapshot.pending).toBe(1);
+      const [left] = await due(second);
+      expect(left!.delivery.id).toBe('a');
+      await second.settle(left!, 'delivered');
+      expect((await reopen(second)).snapshot.pending).toBe(0);
     });
 
     it('records every one of many concurrent settlements, each with its own outcome', async () => {
       const first = store();
       await first.open();
-      const ids = Array.from({ length: 60 }, (_, i) => `s${i}`);
-      await first.accept(ids.map((id) => delivery(id)));
+      const all = Array.from({ length: 60 }, (_, i) => `s${i}`);
+      await first.accept(all.map((id) => delivery(id)));
+      const claimed = await due(first);
       // Every third is left pending; the others settle at once, delivered or failed in turn.
-      await Promise.all(ids.filter((_, i) => i % 3 !== 0).map((id, i) => first.settle(id, i % 2 ? 'failed' : 'delivered')));
+      const settled = await Promise.all(claimed.filter((_, i) => i % 3 !== 0).map((held, i) => first.settle(held, i % 2 ? 'failed' : 'delivered')));
+      expect(settled.every(Boolean)).toBe(true);
+      await first.release(claimed.filter((_, i) => i % 3 === 0));
 
-      const { snapshot } = await reopen(first);
-      expect(snapshot.pending.map((d) => d.id)).toEqual(ids.filter((_, i) => i % 3 === 0));
+      const { second } = await reopen(first);
+      expect(ids(await due(second))).toEqual(all.filter((_, i) => i % 3 === 0));
     });
 
     it('gives back the body bytes exactly: non-ASCII, escapes, NUL and a lone surrogate', async () => {
@@ -101,64 +118,195 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       await first.open();
       await first.accept([original]);
 
-      const { snapshot } = await reopen(first);
-      const [back] = snapshot.pending;
-      expect(Buffer.from(back!.webhook.body).equals(Buffer.from(original.webhook.body))).toBe(true);
-      expect(back!.webhook.body).toBe(original.webhook.body);
-      expect(back!.message).toEqual(original.message);
+      const { second } = await reopen(first);
+      const [back] = await due(second);
+      expect(Buffer.from(back!.delivery.webhook.body).equals(Buffer.from(original.webhook.body))).toBe(true);
+      expect(back!.delivery.webhook.body).toBe(original.webhook.body);
+      expect(back!.delivery.message).toEqual(original.message);
     });
 
-    it('keeps the latest state of each audience, per source, in memory and across a reopen', async () => {
+    it('claims the first deliveries of an acceptance for the caller, and hands out the rest to claim()', async () => {
       const first = store();
       await first.open();
-      await first.accept([delivery('x')], { source: 'web', state: { audience: 'Power Users', members: ['u1'] } });
-      await first.accept([], { source: 'web', state: { audience: 'Power Users', members: ['u1', 'u2'] } });
-      await first.accept([], { source: 'app', state: { audience: 'Power Users', members: [] } });
-      expect(first.audience('web', 'Power Users')).toEqual({ audience: 'Power Users', members: ['u1', 'u2'] });
-      expect(first.audience('web', 'Other')).toBeUndefined();
+      const claimed = await first.accept([delivery('a'), delivery('b'), delivery('c')], { claim: 2, lease: 60_000 });
+      expect(claimed.map((held) => [held.delivery.id, held.attempt])).toEqual([['a', 1], ['b', 1]]);
+      expect(ids(await due(first))).toEqual(['c']);
+      expect(await due(first)).toEqual([]);
+      expect(await first.settle(claimed[0]!, 'delivered')).toBe(true);
+    });
+
+    it('hands each due delivery to one of many concurrent claims, oldest first, up to each limit', async () => {
+      const first = store();
+      await first.open();
+      const all = Array.from({ length: 40 }, (_, i) => `q${String(i).padStart(2, '0')}`);
+      await first.accept(all.map((id) => delivery(id)));
+      const claims = await Promise.all(Array.from({ length: 8 }, () => first.claim(6, 60_000)));
+      const handed = claims.flatMap(ids);
+      expect(claims.every((claimed) => claimed.length <= 6)).toBe(true);
+      expect(new Set(handed).size).toBe(handed.length);
+      expect(handed.sort()).toEqual(all);
+      expect(new Set(claims.flatMap((claimed) => claimed.map((held) => held.claim))).size).toBe(claims.filter((c) => c.length > 0).length);
+    });
+
+    it('hands a delivery out again once its lease lapses, and refuses the lapsed claim its settlement and retry', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('a')]);
+      const [lapsing] = await first.claim(10, 150);
+      expect(await first.claim(10, 150)).toEqual([]);
+      await sleep(250);
+
+      const [taken] = await first.claim(10, 60_000);
+      expect(taken).toMatchObject({ delivery: { id: 'a' }, attempt: 2 });
+      expect(taken!.claim).not.toBe(lapsing!.claim);
+      expect(await first.settle(lapsing!, 'delivered')).toBe(false);
+      expect(await first.retry(lapsing!, 0, [0])).toBe(false);
+      expect(await first.renew([lapsing!, taken!], 60_000)).toEqual([lapsing]);
+      expect(await first.settle(taken!, 'delivered')).toBe(true);
+      expect((await reopen(first)).snapshot.pending).toBe(0);
+    });
+
+    it('keeps a renewed claim past its first lease', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('a')]);
+      const [held] = await first.claim(10, 300);
+      await sleep(150);
+      expect(await first.renew([held!], 300)).toEqual([]);
+      await sleep(200);
+      // 350 ms after the claim: past the first lease, within the renewed one.
+      expect(await first.claim(10, 300)).toEqual([]);
+      expect(await first.settle(held!, 'delivered')).toBe(true);
+    });
+
+    it('schedules a retry: not handed out before its time, then the next attempt with the targets left', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('a'), delivery('b')]);
+      const [a, b] = await due(first);
+      expect(await first.retry(a!, 250, [1, 2])).toBe(true);
+      expect(await first.retry(b!, 60_000, [0])).toBe(true);
+      // The claim that scheduled it no longer holds it.
+      expect(await first.settle(a!, 'delivered')).toBe(false);
+      expect(await due(first)).toEqual([]);
+      await sleep(300);
+
+      const [again] = await due(first);
+      expect(again).toMatchObject({ delivery: { id: 'a' }, attempt: 2, targets: [1, 2] });
+      expect(await due(first)).toEqual([]);
+    });
+
+    it('keeps a retry\'s time, attempts and targets across a reopen', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('soon'), delivery('later')]);
+      const [soon, later] = await due(first);
+      await first.retry(soon!, 0, [0]);
+      await first.retry(later!, 60_000, [1]);
 
       const { second, snapshot } = await reopen(first);
-      expect(snapshot.audiences).toHaveLength(2);
-      expect(snapshot.pending.map((d) => d.id)).toEqual(['x']);
-      expect(second.audience('web', 'Power Users')).toEqual({ audience: 'Power Users', members: ['u1', 'u2'] });
-      expect(second.audience('app', 'Power Users')).toEqual({ audience: 'Power Users', members: [] });
+      expect(snapshot.pending).toBe(2);
+      expect(await due(second)).toEqual([expect.objectContaining({ delivery: delivery('soon'), attempt: 2, targets: [0] })]);
     });
 
-    it('records an acceptance all or nothing: one it refuses leaves neither its deliveries nor its audience', async () => {
+    it('takes back released claims unattempted: due at once, the same attempt number', async () => {
       const first = store();
       await first.open();
-      await first.accept([], { source: 'web', state: { audience: 'A', members: ['u1'] } });
-      // A BigInt cannot be stored as JSON: the second delivery fails the whole acceptance.
+      const claimed = await first.accept([delivery('a'), delivery('b')], { claim: 2, lease: 60_000 });
+      await first.release(claimed);
+      expect(await first.settle(claimed[0]!, 'delivered')).toBe(false);
+      const again = await due(first);
+      expect(again.map((held) => [held.delivery.id, held.attempt])).toEqual([['a', 1], ['b', 1]]);
+    });
+
+    it('syncs an audience from the state its previous sync recorded, per source, in memory and across a reopen', async () => {
+      const first = store();
+      await first.open();
+      const seen: (AudienceState | undefined)[] = [];
+      const sync = (opened: Store, source: string, members: string[], deliveries: Delivery[] = []) =>
+        opened.syncAudience(source, 'Power Users', (previous) => {
+          seen.push(previous);
+          return { deliveries, state: { audience: 'Power Users', members } };
+        });
+      await sync(first, 'web', ['u1'], [delivery('x')]);
+      await sync(first, 'web', ['u1', 'u2']);
+      await sync(first, 'app', []);
+      expect(seen).toEqual([undefined, { audience: 'Power Users', members: ['u1'] }, undefined]);
+
+      const { second, snapshot } = await reopen(first);
+      expect(snapshot.pending).toBe(1);
+      const { plan, claimed } = await second.syncAudience('web', 'Power Users', (previous) => ({ deliveries: [delivery('y')], state: previous!, note: 'kept' }), {
+        claim: 1,
+        lease: 60_000,
+      });
+      expect(plan).toEqual({ deliveries: [delivery('y')], state: { audience: 'Power Users', members: ['u1', 'u2'] }, note: 'kept' });
+      expect(ids(claimed)).toEqual(['y']);
+      await sync(second, 'app', ['u9']);
+      expect(seen.at(-1)).toEqual({ audience: 'Power Users', members: [] });
+    });
+
+    it('runs concurrent syncs of one audience one after another: each starts from the state the one before recorded', async () => {
+      const first = store();
+      await first.open();
+      const runs = Array.from({ length: 5 }, (_, i) =>
+        first.syncAudience('web', 'A', (previous) => ({ deliveries: [delivery(`d${i}`)], state: { audience: 'A', members: [...(previous?.members ?? []), `u${i}`] } })),
+      );
+      const plans = (await Promise.all(runs)).map(({ plan }) => plan.state.members.length);
+      expect(plans.sort()).toEqual([1, 2, 3, 4, 5]);
+      expect(ids(await due(first))).toHaveLength(5);
+    });
+
+    it('records an audience sync all or nothing: one refused leaves neither its deliveries nor its state', async () => {
+      const first = store();
+      await first.open();
+      const state = (members: string[]) => ({ audience: 'A', members });
+      await first.syncAudience('web', 'A', () => ({ deliveries: [], state: state(['u1']) }));
+      // A BigInt cannot be stored as JSON: the second delivery fails the whole sync.
       const unstorable = { ...delivery('bad'), message: { ...message('bad'), properties: { n: 1n } } } as unknown as Delivery;
-      await expect(first.accept([delivery('good'), unstorable], { source: 'web', state: { audience: 'A', members: ['u2'] } })).rejects.toThrow();
-      expect(first.audience('web', 'A')?.members).toEqual(['u1']);
+      await expect(first.syncAudience('web', 'A', () => ({ deliveries: [delivery('good'), unstorable], state: state(['u2']) }))).rejects.toThrow();
+      await expect(
+        first.syncAudience('web', 'A', () => {
+          throw new Error('plan refused');
+        }),
+      ).rejects.toThrow('plan refused');
 
       const { second, snapshot } = await reopen(first);
-      expect(snapshot.pending).toEqual([]);
-      expect(second.audience('web', 'A')?.members).toEqual(['u1']);
+      expect(snapshot.pending).toBe(0);
+      let previous: AudienceState | undefined;
+      await second.syncAudience('web', 'A', (before) => {
+        previous = before;
+        return { deliveries: [], state: state(['u3']) };
+      });
+      expect(previous).toEqual(state(['u1']));
     });
 
     it('keeps every one of many concurrent acceptances', async () => {
       const first = store();
       await first.open();
-      const ids = Array.from({ length: 50 }, (_, i) => `c${i}`);
-      await Promise.all(ids.map((id) => first.accept([delivery(id)])));
+      const all = Array.from({ length: 50 }, (_, i) => `c${i}`);
+      await Promise.all(all.map((id) => first.accept([delivery(id)])));
 
-      const { snapshot } = await reopen(first);
-      expect(snapshot.pending.map((d) => d.id).sort()).toEqual([...ids].sort());
+      const { second } = await reopen(first);
+      expect(ids(await due(second)).sort()).toEqual([...all].sort());
     });
 
-    it('rejects accept and settle after close with ERR_STORE_CLOSED; close is idempotent', async () => {
+    it('rejects every call after close with ERR_STORE_CLOSED; close is idempotent', async () => {
       const first = store();
       await first.open();
-      await first.accept([delivery('a')]);
+      const [held] = await first.accept([delivery('a')], { claim: 1, lease: 60_000 });
+      await first.release([held!]);
       await Promise.all([first.close(), first.close()]);
-      await expect(first.accept([delivery('late')])).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
-      await expect(first.settle('a', 'delivered')).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+      const closed = { code: 'ERR_STORE_CLOSED' };
+      await expect(first.accept([delivery('late')])).rejects.toMatchObject(closed);
+      await expect(first.settle(held!, 'delivered')).rejects.toMatchObject(closed);
+      await expect(first.retry(held!, 0, [0])).rejects.toMatchObject(closed);
+      await expect(first.claim(1, 1_000)).rejects.toMatchObject(closed);
+      await expect(first.syncAudience('web', 'A', () => ({ deliveries: [], state: { audience: 'A', members: [] } }))).rejects.toMatchObject(closed);
       await first.close();
 
       const second = store();
-      expect((await second.open()).pending.map((d) => d.id)).toEqual(['a']);
+      await second.open();
+      expect(ids(await due(second))).toEqual(['a']);
     });
   });
 }

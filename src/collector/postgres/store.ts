@@ -1,49 +1,105 @@
+import { hostname } from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import { AnalyticsError } from '../../errors.js';
 import { log } from '../../log.js';
+import { integer } from '../../options.js';
 import type { AudienceState } from '../../webhooks/audience.js';
 import type { WebhookType } from '../../webhooks/body.js';
-import { type AudienceRecord, audienceKey, type Delivery, type Outcome, type Store, type StoreSnapshot, storeClosedError } from '../store.js';
-import { integer } from '../../options.js';
+import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
+import { storeClosedError } from '../store.js';
 import { Batcher } from './batcher.js';
 import { postgresUrl, redact } from './connection-string.js';
 import { SettledSweeper } from './retention.js';
 import { migrate } from './schema.js';
+import { WorkListener } from './work-listener.js';
+
+/** The channel processes tell each other on that deliveries are due now (accepted unclaimed, or released). */
+export const WORK_CHANNEL = 'batched_analytics_work';
+
+/** Turns a parameter or column of milliseconds into an interval. */
+const MS = `* interval '1 millisecond'`;
 
 /**
  * One statement per acceptance, whatever the number of deliveries: the columns travel as arrays
- * (a fixed 7 parameters, so a 20,000-member audience sync fits as well as one message) and are
- * unnested in order, so `seq` follows the order of acceptance.
+ * (a fixed number of parameters, so a 20,000-member audience sync fits as well as one message) and
+ * are unnested in order, so `seq` follows the order of acceptance. The first `$10` rows are
+ * claimed for the accepting process as they are inserted (it delivers them at once: no claim
+ * statement for them); when any are left unclaimed, the other processes are told.
  */
 const INSERT_DELIVERIES = `
-  INSERT INTO deliveries (id, source, message, message_id, type, body, received_at)
-  SELECT id, source, message, message_id, type, body, received_at
-  FROM unnest($1::text[], $2::text[], $3::json[], $4::text[], $5::text[], $6::text[], $7::bigint[])
-    WITH ORDINALITY AS d(id, source, message, message_id, type, body, received_at, n)
-  ORDER BY n`;
+  WITH inserted AS (
+    INSERT INTO deliveries (id, source, message, message_id, type, body, received_at, attempts, claim_id, claimed_by, lease_until, next_attempt_at)
+    SELECT id, source, message, message_id, type, body, received_at,
+      CASE WHEN n <= $10 THEN 1 ELSE 0 END,
+      CASE WHEN n <= $10 THEN $8::uuid END,
+      CASE WHEN n <= $10 THEN $9 END,
+      CASE WHEN n <= $10 THEN now() + $11::integer ${MS} END,
+      CASE WHEN n <= $10 THEN now() + $11::integer ${MS} ELSE now() END
+    FROM unnest($1::text[], $2::text[], $3::json[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+      WITH ORDINALITY AS d(id, source, message, message_id, type, body, received_at, n)
+    ORDER BY n
+    RETURNING 1
+  )
+  SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $10`;
 
-/** With an audience's new state: one statement is one transaction, so both land or neither does. */
-const INSERT_WITH_AUDIENCE = `
-  WITH audience AS (
-    INSERT INTO audiences (source, name, state) VALUES ($8, $9, $10::json)
-    ON CONFLICT (source, name) DO UPDATE SET state = excluded.state, updated_at = now()
-  )${INSERT_DELIVERIES}`;
+const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.seq';
+
+/**
+ * Claims the due rows, oldest due first, skipping rows another transaction is claiming right now
+ * (`SKIP LOCKED`: concurrent claimers never wait for or share a row). The lease's end becomes the
+ * row's `next_attempt_at`, so a claim that lapses makes the row due again by itself.
+ */
+const CLAIM = `
+  UPDATE deliveries AS d
+  SET claim_id = $1, claimed_by = $2, attempts = d.attempts + 1, lease_until = now() + $3::integer ${MS}, next_attempt_at = now() + $3::integer ${MS}
+  FROM (
+    SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= now()
+    ORDER BY next_attempt_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED
+  ) AS due
+  WHERE d.id = due.id
+  ${RETURNING}`;
+
+/** Rows still held by their claims: `$1` ids, `$2` claim ids. */
+const HELD = `d.id = h.id AND d.claim_id = h.claim AND d.status = 'pending'`;
+
+const RENEW = `
+  UPDATE deliveries AS d SET lease_until = now() + $3::integer ${MS}, next_attempt_at = now() + $3::integer ${MS}
+  FROM unnest($1::text[], $2::uuid[]) AS h(id, claim)
+  WHERE ${HELD}
+  RETURNING d.id, d.claim_id`;
+
+/** Retries that arrive together share one statement; a row's targets travel as an array literal. */
+const RETRY = `
+  UPDATE deliveries AS d
+  SET next_attempt_at = now() + h.delay ${MS}, targets = h.targets::smallint[], claim_id = NULL, lease_until = NULL
+  FROM unnest($1::text[], $2::uuid[], $3::integer[], $4::text[]) AS h(id, claim, delay, targets)
+  WHERE ${HELD}
+  RETURNING d.id`;
 
 /** Settlements that arrive together share one statement. */
 const SETTLE = `
-  UPDATE deliveries AS d SET status = s.outcome, settled_at = now()
-  FROM unnest($1::text[], $2::text[]) AS s(id, outcome)
-  WHERE d.id = s.id AND d.status = 'pending'`;
+  UPDATE deliveries AS d SET status = h.outcome, settled_at = now(), lease_until = NULL
+  FROM unnest($1::text[], $2::uuid[], $3::text[]) AS h(id, claim, outcome)
+  WHERE ${HELD}
+  RETURNING d.id`;
 
-const PENDING = `SELECT id, source, message, message_id, type, body, received_at FROM deliveries WHERE status = 'pending' ORDER BY seq`;
+const RELEASE = `
+  WITH released AS (
+    UPDATE deliveries AS d SET next_attempt_at = now(), attempts = d.attempts - 1, claim_id = NULL, lease_until = NULL
+    FROM unnest($1::text[], $2::uuid[]) AS h(id, claim)
+    WHERE ${HELD}
+    RETURNING 1
+  )
+  SELECT pg_notify('${WORK_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM released)`;
 
-const AUDIENCES = 'SELECT source, state FROM audiences';
+const PENDING = `SELECT count(*)::integer AS pending FROM deliveries WHERE status = 'pending'`;
 
-/**
- * The session lock one collector holds on its database while open: until processes claim their
- * work, a second one would deliver everything pending a second time. The ASCII bytes of "batchedA".
- */
-const SOLE_USER_LOCK = '7089075258759930945';
+/** Serialises the syncs of one audience across processes, for the length of the transaction. */
+const LOCK_AUDIENCE = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
+const READ_AUDIENCE = 'SELECT state FROM audiences WHERE source = $1 AND name = $2';
+const WRITE_AUDIENCE = `
+  INSERT INTO audiences (source, name, state) VALUES ($1, $2, $3::json)
+  ON CONFLICT (source, name) DO UPDATE SET state = excluded.state, updated_at = now()`;
 
 /** Options of {@link PostgresStore}. Durations in ms. */
 export interface PostgresStoreOptions {
@@ -71,32 +127,37 @@ interface DeliveryRow {
   body: string;
   /** node-postgres returns a bigint as a string: it may exceed 2^53, ours never does. */
   received_at: string;
+  attempts: number;
+  targets: number[] | null;
+  seq: string;
 }
+
+/** A claim call, as the statements that carry it in groups take it. */
+type Held = [id: string, claim: string];
 
 /**
  * A {@link Store} in PostgreSQL (node-postgres, loaded when the store opens, so that nothing else
- * in the package loads it). Every acceptance is one statement, committed before it resolves;
- * settlements are grouped: those that arrive while one UPDATE runs share the next. Audience states
- * are also kept in memory, loaded at open, so that `audience()` answers synchronously as the
- * interface requires.
- *
- * One collector process per database for now: claims and leases, which let several processes
- * share the queue, are not there yet.
+ * in the package loads it), shared by any number of collector processes. Every acceptance is one
+ * statement, committed before it resolves, and claims its deliveries for the accepting process as
+ * far as it has room; claims, retries and settlements name their claim, so a process whose lease
+ * lapsed (killed, frozen) cannot settle what another took over. Retries, renewals and settlements
+ * that arrive together share one statement each. Processes wake each other with `NOTIFY` when work
+ * is due now; polling backs it up.
  */
 export class PostgresStore implements Store {
   readonly #connectionString: string;
-  readonly #audiences = new Map<string, AudienceRecord>();
+  /** Who claims, as `claimed_by` shows it: host and process. */
+  readonly #claimant = `${hostname()}:${process.pid}`;
   #pool: Pool | undefined;
-  /** The connection that holds {@link SOLE_USER_LOCK}; the lock goes when it does. */
-  #holder: PoolClient | undefined;
+  #listener: WorkListener | undefined;
   readonly #retention: { keepFor: number; every: number };
   #sweeper: SettledSweeper | undefined;
   #closing: Promise<void> | undefined;
-  /** Acceptances in progress, which close() lets finish. */
-  readonly #accepting = new Set<Promise<unknown>>();
-  readonly #settles = new Batcher<[id: string, outcome: Outcome]>(async (settles) => {
-    await this.#pool!.query(SETTLE, [settles.map(([id]) => id), settles.map(([, outcome]) => outcome)]);
-  });
+  /** Statements in progress, which close() lets finish. */
+  readonly #running = new Set<Promise<unknown>>();
+  readonly #retries = new Batcher<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
+  readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>((items) => this.#grouped(SETTLE, items));
+  readonly #workListeners = new Set<() => void>();
 
   /**
    * @param connectionString `postgres://USER[:PASSWORD]@HOST:PORT/DB` (or `postgresql://`), with any
@@ -113,7 +174,7 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Connects, brings the schema up to date and loads what is pending and every audience's state.
+   * Connects, brings the schema up to date and starts listening for work.
    * @throws {AnalyticsError} `ERR_STORE_CONNECT` when the database cannot be reached or read;
    * `ERR_SCHEMA_VERSION` when a newer collector migrated it.
    */
@@ -127,17 +188,18 @@ export class PostgresStore implements Store {
     this.#pool = pool;
     try {
       await migrate(pool);
-      this.#holder = await this.#lock(pool);
-      const [pending, audiences] = await Promise.all([pool.query<DeliveryRow>(PENDING), pool.query<AudienceRecord>(AUDIENCES)]);
-      for (const record of audiences.rows) this.#audiences.set(audienceKey(record.source, record.state.audience), record);
+      const { rows } = await pool.query<{ pending: number }>(PENDING);
+      this.#listener = new WorkListener(() => new pg.Client({ connectionString: this.#connectionString }), WORK_CHANNEL, () => {
+        for (const listener of this.#workListeners) listener();
+      });
+      await this.#listener.start();
       this.#sweeper = new SettledSweeper(pool, this.#retention);
-      log('collector: PostgreSQL store opened: %d pending, %d audiences', pending.rows.length, audiences.rows.length);
-      return { pending: pending.rows.map(toDelivery), audiences: audiences.rows };
+      log('collector: PostgreSQL store opened: %d pending', rows[0]!.pending);
+      return { pending: rows[0]!.pending };
     } catch (error) {
       // Its idle connections would keep the process alive: the caller does not close a store that did not open.
       this.#pool = undefined;
-      this.#holder?.release();
-      this.#holder = undefined;
+      await this.#listener?.stop();
       await pool.end().catch(() => undefined);
       if (error instanceof AnalyticsError) throw error;
       throw new AnalyticsError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${(error as Error).message}`, {
@@ -147,9 +209,87 @@ export class PostgresStore implements Store {
     }
   }
 
-  async accept(deliveries: readonly Delivery[], audience?: AudienceRecord): Promise<void> {
-    const pool = this.#usable();
-    const columns = [
+  accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
+    return this.#run((pool) => this.#insert(pool, deliveries, options));
+  }
+
+  syncAudience<P extends AudiencePlan>(
+    source: string,
+    name: string,
+    plan: (previous: AudienceState | undefined) => P,
+    options?: ClaimOptions,
+  ): Promise<{ plan: P; claimed: Claimed[] }> {
+    return this.#run(async (pool) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(LOCK_AUDIENCE, [source, name]);
+        const { rows } = await client.query<{ state: AudienceState }>(READ_AUDIENCE, [source, name]);
+        const planned = plan(rows[0]?.state);
+        const claimed = await this.#insert(client, planned.deliveries, options);
+        await client.query(WRITE_AUDIENCE, [source, name, JSON.stringify(planned.state)]);
+        await client.query('COMMIT');
+        return { plan: planned, claimed };
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  claim(limit: number, lease: number): Promise<Claimed[]> {
+    return this.#run(async (pool) => {
+      const claim = crypto.randomUUID();
+      const { rows } = await pool.query<DeliveryRow>(CLAIM, [claim, this.#claimant, lease, limit]);
+      return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((row) => toClaimed(row, claim));
+    });
+  }
+
+  renew(held: readonly Claimed[], lease: number): Promise<Claimed[]> {
+    return this.#run(async (pool) => {
+      if (held.length === 0) return [];
+      const { rows } = await pool.query<{ id: string; claim_id: string }>(RENEW, [held.map((h) => h.delivery.id), held.map((h) => h.claim), lease]);
+      const kept = new Set(rows.map((row) => `${row.id} ${row.claim_id}`));
+      return held.filter((h) => !kept.has(`${h.delivery.id} ${h.claim}`));
+    });
+  }
+
+  async retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean> {
+    this.#usable();
+    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`]);
+  }
+
+  async settle(held: Claimed, outcome: Outcome): Promise<boolean> {
+    this.#usable();
+    return this.#settles.add([held.delivery.id, held.claim, outcome]);
+  }
+
+  release(held: readonly Claimed[]): Promise<void> {
+    return this.#run(async (pool) => {
+      if (held.length > 0) await pool.query(RELEASE, [held.map((h) => h.delivery.id), held.map((h) => h.claim)]);
+    });
+  }
+
+  onWork(listener: () => void): () => void {
+    this.#workListeners.add(listener);
+    return () => this.#workListeners.delete(listener);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#running, this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop(), this.#listener?.stop()]);
+      await this.#pool?.end();
+    })();
+    return this.#closing;
+  }
+
+  async #insert(db: Pool | PoolClient, deliveries: readonly Delivery[], options: ClaimOptions | undefined): Promise<Claimed[]> {
+    if (deliveries.length === 0) return [];
+    const claim = crypto.randomUUID();
+    const claiming = Math.min(deliveries.length, Math.max(0, options?.claim ?? 0));
+    await db.query(INSERT_DELIVERIES, [
       deliveries.map((d) => d.id),
       deliveries.map((d) => d.source),
       deliveries.map((d) => JSON.stringify(d.message)),
@@ -157,55 +297,31 @@ export class PostgresStore implements Store {
       deliveries.map((d) => d.webhook.type),
       deliveries.map((d) => d.webhook.body),
       deliveries.map((d) => d.webhook.receivedAt),
-    ];
-    const values = audience ? [...columns, audience.source, audience.state.audience, JSON.stringify(audience.state)] : columns;
-    const query = pool.query(audience ? INSERT_WITH_AUDIENCE : INSERT_DELIVERIES, values);
-    this.#accepting.add(query);
+      claim,
+      this.#claimant,
+      claiming,
+      options?.lease ?? 0,
+    ]);
+    return deliveries.slice(0, claiming).map((delivery) => ({ delivery, claim, attempt: 1 }));
+  }
+
+  /** One statement over grouped claim calls: each learns whether its claim still held. */
+  async #grouped(statement: string, items: (readonly [string, string, ...unknown[]])[]): Promise<boolean[]> {
+    const columns = items[0]!.map((_, column) => items.map((item) => item[column]));
+    const { rows } = await this.#pool!.query<{ id: string }>(statement, columns);
+    const applied = new Set(rows.map((row) => row.id));
+    return items.map(([id]) => applied.has(id));
+  }
+
+  /** Runs a statement while the store is open; close() waits for it. */
+  async #run<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
+    const running = work(this.#usable());
+    this.#running.add(running);
     try {
-      await query;
+      return await running;
     } finally {
-      this.#accepting.delete(query);
+      this.#running.delete(running);
     }
-    // Only once committed: a failed acceptance leaves no trace, here as in the database.
-    if (audience) this.#audiences.set(audienceKey(audience.source, audience.state.audience), audience);
-  }
-
-  async settle(id: string, outcome: Outcome): Promise<void> {
-    this.#usable();
-    await this.#settles.add([id, outcome]);
-  }
-
-  audience(source: string, name: string): AudienceState | undefined {
-    return this.#audiences.get(audienceKey(source, name))?.state;
-  }
-
-  close(): Promise<void> {
-    this.#closing ??= (async () => {
-      await Promise.allSettled([...this.#accepting, this.#settles.idle(), this.#sweeper?.stop()]);
-      this.#holder?.release();
-      await this.#pool?.end();
-    })();
-    return this.#closing;
-  }
-
-  /**
-   * Takes the database for this process alone.
-   * @throws {AnalyticsError} `ERR_STORE_IN_USE` when another collector holds it.
-   */
-  async #lock(pool: Pool): Promise<PoolClient> {
-    const holder = await pool.connect();
-    const { rows } = await holder.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [SOLE_USER_LOCK]).catch((error: unknown) => {
-      holder.release();
-      throw error;
-    });
-    if (!rows[0]!.locked) {
-      holder.release();
-      throw new AnalyticsError(
-        `Another collector is using the PostgreSQL store ${redact(this.#connectionString)}: one collector per database for now (several sharing one are not supported yet)`,
-        { code: 'ERR_STORE_IN_USE' },
-      );
-    }
-    return holder;
   }
 
   /** The pool, while the store is open. */
@@ -216,11 +332,17 @@ export class PostgresStore implements Store {
   }
 }
 
-function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id,
-    source: row.source,
-    message: row.message,
-    webhook: { messageId: row.message_id, type: row.type, body: row.body, receivedAt: Number(row.received_at) },
+function toClaimed(row: DeliveryRow, claim: string): Claimed {
+  const claimed: Claimed = {
+    delivery: {
+      id: row.id,
+      source: row.source,
+      message: row.message,
+      webhook: { messageId: row.message_id, type: row.type, body: row.body, receivedAt: Number(row.received_at) },
+    },
+    claim,
+    attempt: row.attempts,
   };
+  if (row.targets !== null) claimed.targets = row.targets;
+  return claimed;
 }

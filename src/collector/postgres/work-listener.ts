@@ -1,0 +1,67 @@
+import type { Client } from 'pg';
+import { log } from '../../log.js';
+
+/** Waits before connecting again after the listening connection broke, in ms; doubles up to the cap. */
+const RECONNECT = { first: 250, most: 10_000 } as const;
+
+/**
+ * Keeps one connection `LISTEN`ing on a channel and calls `onNotify` for each notification. The
+ * connection is its own, not the pool's: a pooled one is handed to other queries between uses. When
+ * it breaks (a server restart, a network cut) it is opened again with growing waits; meanwhile the
+ * collector's polling still finds the work, only later.
+ */
+export class WorkListener {
+  readonly #connect: () => Client;
+  readonly #channel: string;
+  readonly #onNotify: () => void;
+  #client: Client | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #wait: number = RECONNECT.first;
+  #stopped = false;
+
+  constructor(connect: () => Client, channel: string, onNotify: () => void) {
+    this.#connect = connect;
+    this.#channel = channel;
+    this.#onNotify = onNotify;
+  }
+
+  /** Connects and listens. @throws when the first connection fails (the store then fails to open). */
+  async start(): Promise<void> {
+    const client = this.#connect();
+    client.on('notification', () => this.#onNotify());
+    client.on('error', (error) => {
+      log('collector: the PostgreSQL connection listening for work broke: %O', error);
+      this.#reconnectLater(client);
+    });
+    client.on('end', () => this.#reconnectLater(client));
+    this.#client = client;
+    await client.connect();
+    await client.query(`LISTEN ${this.#channel}`);
+    this.#wait = RECONNECT.first;
+    // Work that became due while we were not listening.
+    this.#onNotify();
+  }
+
+  /** Stops listening and closes the connection. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  #reconnectLater(broken: Client): void {
+    if (this.#stopped || this.#client !== broken || this.#retry !== undefined) return;
+    this.#client = undefined;
+    void broken.end().catch(() => undefined);
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.start().catch((error: unknown) => {
+        log('collector: could not listen for work again: %O', error);
+        this.#wait = Math.min(RECONNECT.most, this.#wait * 2);
+        this.#reconnectLater(this.#client!);
+      });
+    }, this.#wait).unref();
+  }
+}

@@ -1,0 +1,91 @@
+// WebhookDestination.attemptOnce: one attempt against real loopback receivers, and what it says
+// comes next; the collector keeps that schedule in its store.
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Message, prepareWebhook, WebhookDestination, type WebhookDestinationOptions, WebhookError } from '../../src/webhooks/index.js';
+import { record } from '../helpers/events.js';
+import { type Receiver, type Reply, startReceiver, status } from '../helpers/receiver.js';
+
+const track: Message = { type: 'track', messageId: 'msg-1', timestamp: '2024-03-01T12:30:00.123Z', context: {}, userId: 'u1', event: 'Signed Up' };
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const closing of open.splice(0)) await closing.close();
+});
+
+async function receivers(...replies: Reply[]): Promise<Receiver[]> {
+  const started = await Promise.all(replies.map((reply) => startReceiver(reply)));
+  open.push(...started);
+  return started;
+}
+
+function destination(hooks: Receiver[], options: WebhookDestinationOptions = {}): WebhookDestination {
+  const made = new WebhookDestination({ webhooks: hooks.map(({ url }) => ({ url })) }, { minRetryDelay: 1_000, maxRetryDelay: 8_000, ...options });
+  open.unshift(made);
+  return made;
+}
+
+describe('WebhookDestination.attemptOnce', () => {
+  it('says delivered when a receiver answers 2xx, and emits the events deliver() emits', async () => {
+    const [hook] = await receivers(status(200));
+    const dest = destination([hook!]);
+    const attempts = record(dest, 'attempt');
+    const delivered = record(dest, 'delivered');
+    await expect(dest.attemptOnce(prepareWebhook(track), { id: 'd1', attempt: 3 })).resolves.toEqual({ outcome: 'delivered' });
+    expect(hook!.requests).toHaveLength(1);
+    expect(attempts).toEqual([expect.objectContaining({ id: 'd1', attempt: 3, index: 0, ok: true, status: 200 })]);
+    expect(delivered).toEqual([expect.objectContaining({ id: 'd1', attempts: 3 })]);
+  });
+
+  it('says retry after the backoff of its attempt number, to the receivers whose failure may heal', async () => {
+    const [gone, down] = await receivers(status(410), status(503));
+    const dest = destination([gone!, down!]);
+    const retries = record(dest, 'retry');
+    const first = await dest.attemptOnce(prepareWebhook(track), { attempt: 1 });
+    expect(first).toMatchObject({ outcome: 'retry', targets: [1], error: expect.any(WebhookError) });
+    // Equal jitter: half of minRetryDelay fixed, half random.
+    expect((first as { retryIn: number }).retryIn).toBeGreaterThanOrEqual(500);
+    expect((first as { retryIn: number }).retryIn).toBeLessThanOrEqual(1_000);
+    expect(retries).toEqual([expect.objectContaining({ attempt: 1, delay: (first as { retryIn: number }).retryIn, urls: [down!.url] })]);
+
+    const fourth = await dest.attemptOnce(prepareWebhook(track), { attempt: 4, targets: [1] });
+    expect((fourth as { retryIn: number }).retryIn).toBeGreaterThanOrEqual(4_000);
+    expect((fourth as { retryIn: number }).retryIn).toBeLessThanOrEqual(8_000);
+    // The receiver that refused for good was not asked again.
+    expect(gone!.requests).toHaveLength(1);
+    expect(down!.requests).toHaveLength(2);
+  });
+
+  it('waits as long as a Retry-After asks, capped by maxRetryDelay', async () => {
+    const [busy] = await receivers(status(429, { 'retry-after': '5' }));
+    const result = await destination([busy!]).attemptOnce(prepareWebhook(track), { attempt: 1 });
+    expect(result).toMatchObject({ outcome: 'retry', retryIn: 5_000 });
+  });
+
+  it('says failed when every receiver refused for good, or the retry window from receivedAt has run out', async () => {
+    const [gone, down] = await receivers(status(400), status(503));
+    const refused = destination([gone!]);
+    const failed = record(refused, 'failed');
+    expect(await refused.attemptOnce(prepareWebhook(track), { id: 'x', attempt: 1 })).toMatchObject({ outcome: 'failed', error: { retryable: false } });
+    expect(failed).toEqual([expect.objectContaining({ id: 'x', attempts: 1 })]);
+
+    const late = destination([down!], { retryWindow: 60_000 });
+    const old = prepareWebhook(track, Date.now() - 61_000);
+    expect(await late.attemptOnce(old, { attempt: 7 })).toMatchObject({ outcome: 'failed', error: { retryable: true } });
+    // Within the window, the last wait ends with it.
+    const near = await late.attemptOnce(prepareWebhook(track, Date.now() - 59_800), { attempt: 9 });
+    expect(near).toMatchObject({ outcome: 'retry' });
+    expect((near as { retryIn: number }).retryIn).toBeLessThanOrEqual(200);
+  });
+
+  it('says closed, without a request, after close(); and for an attempt close() cut short', async () => {
+    const hanging: Reply = () => undefined;
+    const [slow] = await receivers(hanging);
+    const dest = destination([slow!]);
+    const cut = dest.attemptOnce(prepareWebhook(track), { attempt: 1 });
+    await slow!.nth(1);
+    await dest.close();
+    await expect(cut).resolves.toMatchObject({ outcome: 'closed' });
+    await expect(dest.attemptOnce(prepareWebhook(track), { attempt: 2 })).resolves.toMatchObject({ outcome: 'closed' });
+    expect(slow!.requests).toHaveLength(1);
+  });
+});
