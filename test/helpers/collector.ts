@@ -40,8 +40,9 @@ export function writeConfig(dir: string, config: unknown, name = 'collector.json
 }
 
 /** Starts `batched-analytics serve ...args` and resolves once it printed its URL on stdout. */
-export function startCollector(args: string[], options: { cwd?: string } = {}): Promise<Collector> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCollector(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Collector> {
+  const env = options.env ? { ...process.env, ...options.env } : undefined;
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stderr = '';
