@@ -169,6 +169,31 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
     }
   }, 60_000);
 
+  it('sends a deletion request accepted by one of two collectors once per source, whichever delivers it', async () => {
+    const database = await cluster().createDatabase();
+    const deletes: { source: string; userId: string }[] = [];
+    const receiver = await startReceiver((request, res) => {
+      const body = JSON.parse(request.raw.toString('utf8')) as { type: string; userId: string };
+      deletes.push({ source: request.path.split('/').pop()!, userId: body.userId });
+      res.writeHead(200).end();
+    });
+    receivers.push(receiver);
+    const base = config(receiver.url, database, { lease: 1_000, pollInterval: 50, maxInFlight: 500 });
+    const sources = ['web', 'app'].map((name) => ({ name, writeKey: `wk_${name}`, destinations: { Webhooks: { webhooks: [{ url: `${receiver.url}/${name}` }] } } }));
+    const file = writeConfig(temp.dir, { ...base, sources, adminToken: 'admin' }, 'deletions.json');
+    const [a] = await Promise.all([startCollector(['--config', file, '--port', '0']), startCollector(['--config', file, '--port', '0'])]);
+
+    const res = await postJson(`${a!.url}/v1/deletions`, { userId: 'gone-1' }, { authorization: 'Bearer admin' });
+    expect(res).toMatchObject({ status: 200, body: { notifications: 2, sources: ['web', 'app'] } });
+    await waitFor(() => deletes.length === 2, 'one notification per source');
+    // Longer than a lease, with both collectors polling every 50 ms: neither sends it again.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(deletes.sort((x, y) => x.source.localeCompare(y.source))).toEqual([
+      { source: 'app', userId: 'gone-1' },
+      { source: 'web', userId: 'gone-1' },
+    ]);
+  }, 30_000);
+
   it('runs audience syncs sent to two collectors at once one after another: each membership change is sent once', async () => {
     const database = await cluster().createDatabase();
     const calls: { userId: string; member: boolean }[] = [];
