@@ -13,6 +13,16 @@ interface Node<T> {
 export class DueQueue<T> {
   readonly #heap: Node<T>[] = [];
 
+  get size(): number {
+    return this.#heap.length;
+  }
+
+  /** Replaces every item with these, e.g. to drop items that no longer count. */
+  reset(items: Iterable<{ item: T; due: number; order: number }>): void {
+    this.#heap.length = 0;
+    for (const { item, due, order } of items) this.add(item, due, order);
+  }
+
   /** When the first item is due; undefined when empty. */
   get nextDue(): number | undefined {
     return this.#heap[0]?.due;

@@ -58,6 +58,8 @@ interface Pending {
 }
 
 const JOURNAL = 'journal.ndjson';
+/** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
+const STALE_SLACK = 4_096;
 const LOCK = 'lock';
 const VERSION = 1;
 
@@ -80,7 +82,12 @@ export class JournalStore implements Store {
   readonly #file: string;
   readonly #compactAfter: number;
   readonly #pending = new Map<string, Entry>();
-  readonly #due = new DueQueue<Entry>();
+  /**
+   * Pending deliveries' ids by when they may be claimed. An id is queued again whenever its time
+   * changes, and a stale queuing is skipped when taken; ids, not entries, so that what was settled
+   * is not kept alive by them.
+   */
+  readonly #due = new DueQueue<string>();
   #accepted = 0;
   readonly #audiences = new Map<string, AudienceRecord>();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
@@ -147,9 +154,9 @@ export class JournalStore implements Store {
     while (claimed.length < limit) {
       const next = this.#due.takeDue(now);
       if (next === undefined) break;
-      const entry = next.item;
-      // Entries are queued again whenever their time changes: only the latest queuing counts.
-      if (next.due !== entry.due || this.#pending.get(entry.delivery.id) !== entry) continue;
+      const entry = this.#pending.get(next.item);
+      // Only the latest queuing of a pending delivery counts.
+      if (entry === undefined || next.due !== entry.due) continue;
       claimed.push(this.#take(entry, claim, now + lease));
     }
     return claimed;
@@ -241,7 +248,12 @@ export class JournalStore implements Store {
 
   #schedule(entry: Entry, due: number): void {
     entry.due = due;
-    this.#due.add(entry, due, entry.order);
+    this.#due.add(entry.delivery.id, due, entry.order);
+    // Every claim queues its lease's end; settled deliveries leave those behind. Rebuilt once they
+    // outnumber what is pending, the queue stays within a small multiple of the backlog.
+    if (this.#due.size > 2 * this.#pending.size + STALE_SLACK) {
+      this.#due.reset([...this.#pending.values()].map(({ delivery, due: at, order }) => ({ item: delivery.id, due: at, order })));
+    }
   }
 
   #usable(): void {

@@ -106,6 +106,19 @@ describe('JournalStore', () => {
     expect(await pending()).toHaveLength(41);
   });
 
+  it('after 10,000 claims and settlements, hands out exactly what is pending: what was given back at once, a retry not before its time', async () => {
+    const first = store();
+    await first.open();
+    const accepted = await first.accept(Array.from({ length: 10_000 }, (_, i) => delivery(`n${i}`)), { claim: 10_000, lease: 60_000 });
+    const [later, ...rest] = accepted;
+    await first.retry(later!, 60_000, [0]);
+    await Promise.all(rest.slice(0, 9_000).map((held) => first.settle(held, 'delivered')));
+    await first.release(rest.slice(9_000));
+    const due = await first.claim(20_000, 60_000);
+    expect(due.map((held) => held.delivery.id)).toEqual(rest.slice(9_000).map((held) => held.delivery.id));
+    expect(await first.claim(20_000, 60_000)).toEqual([]);
+  });
+
   it('writes each of many concurrent acceptances as a whole line, durable before close', async () => {
     const first = store();
     await first.open();
