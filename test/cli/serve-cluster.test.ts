@@ -3,19 +3,15 @@
 // one cannot settle what was taken from it, and audience syncs through two of them send each
 // change once. Skips without PostgreSQL; fails so under CI=true.
 import { hostname } from 'node:os';
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../helpers/postgres.js';
-import { type Receiver, type Reply, startReceiver } from '../helpers/receiver.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
+import { type Reply, useReceivers } from '../helpers/receiver.js';
 
 const cluster = useThrowawayCluster();
 const temp = tempDir();
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await stopAll();
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
+const startReceiver = useReceivers();
+afterEach(stopAll);
 afterAll(() => temp.remove());
 
 /** What a receiver saw of one message: when each request came, and what it answered. */
@@ -45,7 +41,6 @@ async function recordingReceiver(decide: (messageId: string, seen: Seen[]) => nu
     else answer();
   };
   const receiver = await startReceiver(reply);
-  receivers.push(receiver);
   return {
     url: receiver.url,
     byMessage,
@@ -63,16 +58,6 @@ const config = (url: string, database: string, queue: Record<string, number>) =>
   queue,
   store: database,
 });
-
-async function sql<Row extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 const claimant = (collector: Collector) => `${hostname()}:${collector.child.pid}`;
 
@@ -108,8 +93,8 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
       live.delete(victim);
       await victim.stop('SIGKILL');
       // What it held when it died: its leases have not lapsed yet, so nobody has taken them over.
-      const [{ n }] = await sql<{ n: number }>(database, `SELECT count(*)::integer AS n FROM deliveries WHERE status = 'pending' AND claimed_by = $1`, [claimant(victim)]);
-      killedClaims = n;
+      const [held] = await sql<{ n: number }>(database, `SELECT count(*)::integer AS n FROM deliveries WHERE status = 'pending' AND claimed_by = $1`, [claimant(victim)]);
+      killedClaims = held!.n;
     })();
     await Promise.all([send(0), send(1), send(2), send(3), kill]);
     expect(accepted.size).toBeGreaterThan(total * 0.9);
@@ -130,8 +115,8 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
     await expect
       .poll(async () => sql(database, `SELECT count(*)::integer AS n FROM deliveries WHERE status = 'pending'`), { timeout: 10_000, interval: 100 })
       .toEqual([{ n: 0 }]);
-    const [{ n: delivered }] = await sql<{ n: number }>(database, `SELECT count(*)::integer AS n FROM deliveries WHERE status = 'delivered'`);
-    expect(delivered).toBeGreaterThanOrEqual(accepted.size);
+    const [delivered] = await sql<{ n: number }>(database, `SELECT count(*)::integer AS n FROM deliveries WHERE status = 'delivered'`);
+    expect(delivered!.n).toBeGreaterThanOrEqual(accepted.size);
   }, 180_000);
 
   it('a collector frozen past its lease (SIGSTOP) loses its claims to another; resumed (SIGCONT), it settles nothing twice', async () => {
@@ -177,7 +162,6 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
       deletes.push({ source: request.path.split('/').pop()!, userId: body.userId });
       res.writeHead(200).end();
     });
-    receivers.push(receiver);
     const base = config(receiver.url, database, { lease: 1_000, pollInterval: 50, maxInFlight: 500 });
     const sources = ['web', 'app'].map((name) => ({ name, writeKey: `wk_${name}`, destinations: { Webhooks: { webhooks: [{ url: `${receiver.url}/${name}` }] } } }));
     const file = writeConfig(temp.dir, { ...base, sources, adminToken: 'admin' }, 'deletions.json');
@@ -202,7 +186,6 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
       calls.push({ userId: body.userId, member: body.traits.power_users });
       res.writeHead(200).end();
     });
-    receivers.push(receiver);
     const file = writeConfig(temp.dir, config(receiver.url, database, { lease: 3_000, pollInterval: 100, maxInFlight: 500 }), 'audience.json');
     const [a, b] = await Promise.all([startCollector(['--config', file, '--port', '0']), startCollector(['--config', file, '--port', '0'])]);
 
@@ -220,7 +203,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
         changes += res.body.joined + res.body.left;
       }
     }
-    const [{ state }] = await sql<{ state: { members: string[] } }>(database, `SELECT state FROM audiences`);
+    const [{ state }] = (await sql<{ state: { members: string[] } }>(database, `SELECT state FROM audiences`)) as [{ state: { members: string[] } }];
     await waitFor(() => calls.length === changes, `${changes} identify calls`, 10_000);
     // Replayed in any order, each user's calls add up to its final membership, never twice the same way.
     for (const user of users) {

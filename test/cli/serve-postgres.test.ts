@@ -1,25 +1,15 @@
 // `batched-analytics serve --store postgres://…`: the real executable on a throwaway PostgreSQL
 // cluster, forwarding to a loopback receiver. Skips without PostgreSQL; fails so under CI=true.
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { basic, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../helpers/postgres.js';
-import { type ReceivedRequest, type Receiver, type Reply, startReceiver, status } from '../helpers/receiver.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
+import { type ReceivedRequest, status, useReceivers } from '../helpers/receiver.js';
 
 const cluster = useThrowawayCluster();
 const temp = tempDir();
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await stopAll();
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
+const receiver = useReceivers();
+afterEach(stopAll);
 afterAll(() => temp.remove());
-
-async function receiver(reply: Reply): Promise<Receiver> {
-  const started = await startReceiver(reply);
-  receivers.push(started);
-  return started;
-}
 
 const config = (url: string, extra: Record<string, unknown> = {}) => ({
   sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url }] } } }],
@@ -29,15 +19,7 @@ const config = (url: string, extra: Record<string, unknown> = {}) => ({
 
 const track = (event: string) => ({ type: 'track', userId: 'u1', event, properties: { text: 'Café ☕' } });
 
-async function rows(url: string): Promise<{ body: string; status: string }[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<{ body: string; status: string }>('SELECT body, status FROM deliveries ORDER BY seq')).rows;
-  } finally {
-    await client.end();
-  }
-}
+const rows = (url: string) => sql<{ body: string; status: string }>(url, 'SELECT body, status FROM deliveries ORDER BY seq');
 
 describe.skipIf(POSTGRES_SKIP !== undefined)(`serve --store${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
   it('keeps accepted messages in the database of --store, which wins over the config, and forwards them', async () => {

@@ -1,10 +1,9 @@
 // The PostgreSQL store against a real server: a throwaway cluster for this file, a fresh database
 // per test. Without PostgreSQL installed these tests skip (one line says why); under CI=true they fail.
 import { hostname } from 'node:os';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/collector/postgres/store.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
 import { delivery, storeContract } from './store-contract.js';
 
 const cluster = useThrowawayCluster();
@@ -17,17 +16,6 @@ storeContract(
   },
   POSTGRES_SKIP,
 );
-
-/** Runs one query on its own connection. */
-async function sql<Row extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
   const stores: PostgresStore[] = [];

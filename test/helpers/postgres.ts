@@ -146,3 +146,14 @@ async function startPostgres(): Promise<PostgresCluster> {
       })()),
   };
 }
+
+/** Runs one statement on a connection of its own and returns its rows. */
+export async function sql<Row extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}

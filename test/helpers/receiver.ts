@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 
 /** A request a loopback receiver got, with its body exactly as it arrived. */
 export interface ReceivedRequest {
@@ -61,5 +62,19 @@ export async function startReceiver(reply: Reply = status(200), tls?: { cert: st
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * For a test file whose tests start receivers: returns a function that starts one, and closes
+ * every one a test started after that test.
+ */
+export function useReceivers(): (reply?: Reply) => Promise<Receiver> {
+  const started: Receiver[] = [];
+  afterEach(() => Promise.all(started.splice(0).map((receiver) => receiver.close())));
+  return async (reply) => {
+    const receiver = await startReceiver(reply);
+    started.push(receiver);
+    return receiver;
   };
 }
