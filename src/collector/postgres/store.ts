@@ -72,7 +72,7 @@ const RENEW = `
 const RETRY = `
   UPDATE deliveries AS d
   SET next_attempt_at = now() + h.delay ${MS}, targets = h.targets::smallint[], claim_id = NULL, lease_until = NULL
-  FROM unnest($1::text[], $2::uuid[], $3::integer[], $4::text[]) AS h(id, claim, delay, targets)
+  FROM unnest($1::text[], $2::uuid[], $3::double precision[], $4::text[]) AS h(id, claim, delay, targets)
   WHERE ${HELD}
   RETURNING d.id`;
 
