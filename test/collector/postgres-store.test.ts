@@ -123,6 +123,24 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect((await b.claim(10, 60_000)).map((held) => held.delivery.id)).toEqual(['c2']);
   });
 
+  it('listens again after its listening connection is cut, and is woken by the others from then on', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = [store(url), store(url)];
+    await Promise.all([a.open(), b.open()]);
+    let woken = 0;
+    b.onWork(() => (woken += 1));
+    const listening = async () =>
+      (await sql<{ n: number }>(url, `SELECT count(*)::integer AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`))[0]!.n;
+    expect(await listening()).toBe(2);
+    await sql(url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`);
+
+    // Back, it wakes once on its own: work may have come while it was not listening.
+    await expect.poll(listening, { timeout: 5_000, interval: 50 }).toBe(2);
+    await expect.poll(() => woken, { timeout: 2_000, interval: 10 }).toBe(1);
+    await a.accept([delivery('after')]);
+    await expect.poll(() => woken, { timeout: 2_000, interval: 10 }).toBe(2);
+  });
+
   it('runs audience syncs of two processes one after the other, so each change is recorded once', async () => {
     const url = await cluster().createDatabase();
     const [a, b] = [store(url), store(url)];
