@@ -25,8 +25,8 @@ Options:
                    (default ./${DEFAULT_DATA_DIR} in the current directory)
   --store URL      keep them in PostgreSQL instead: postgres://USER[:PASSWORD]@HOST:PORT/DB
                    (schema created at start; any number of collectors may share one database,
-                   each delivering what any of them accepted; the live page's history is then
-                   kept in memory only); wins over the config's "store"
+                   each delivering what any of them accepted, and each one's live page showing
+                   the events of all); wins over the config's "store"
   -h, --help       this help
 
 Config file:
@@ -94,7 +94,7 @@ export const serveCommand: Command = {
       [
         `collector listening on ${collector.url}`,
         `  live events:  ${collector.url}/`,
-        storeUrl === undefined ? `  data dir:     ${dataDir}${defaulted}` : `  store:        ${redact(storeUrl)} (PostgreSQL; live page history in memory)`,
+        storeUrl === undefined ? `  data dir:     ${dataDir}${defaulted}` : `  store:        ${redact(storeUrl)} (PostgreSQL, shared with any other collector on it)`,
         ...config.sources.map(({ name, webhooks }) => `  source ${name}: ${webhooks ? `Webhooks -> ${webhooks.webhooks.length} URL(s)` : 'no destination'}`),
         ...(collector.resumed > 0 ? [`  ${collector.resumed} undelivered message(s) pending in the ${kept}`] : []),
         '',

@@ -55,8 +55,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const store = options.store ?? new JournalStore(options.dataDir);
   const snapshot = await store.open();
   const sources = new Map(config.sources.map((source) => [source.name, source]));
-  // The history lives beside the journal; with another store (no data dir of its own) in memory only.
-  const history = options.store ? undefined : new HistoryFile(options.dataDir, config.historyEvents);
+  // The history lives beside the journal, or in a store that keeps one for every process sharing
+  // it; with another store (no data dir of its own) in memory only.
+  const history = options.store ? options.store.history?.(config.historyEvents) : new HistoryFile(options.dataDir, config.historyEvents);
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
   const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, show: (delivery) => router.showClaimed(delivery) });

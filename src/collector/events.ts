@@ -61,8 +61,9 @@ export interface EventView {
   receivedAt: string;
   source: string;
   /**
-   * How it arrived: a tracking call, an audience sync, a deletion request, the journal at start
-   * (`replay`), or a redelivery asked for from the page or `POST /v1/deliveries/:id/replay`.
+   * How it arrived: a tracking call, an audience sync, a deletion request, the store (`replay`: a
+   * delivery accepted before a restart, or by another collector whose record of it this one had not
+   * seen), or a redelivery asked for from the page or `POST /v1/deliveries/:id/replay`.
    */
   origin: 'api' | 'audience' | 'deletion' | 'replay' | 'redelivery';
   /** For a redelivery: the event it sends again. */
@@ -104,6 +105,8 @@ export class EventHub {
   #appended = 0;
   /** Runs only while a page is connected. */
   #heartbeat: NodeJS.Timeout | undefined;
+  /** Stops following the other processes' events; set while a page is connected to a shared history. */
+  #unfollow: (() => void) | undefined;
 
   constructor(options: Partial<HubOptions> = {}) {
     this.#options = { ...HUB_DEFAULTS, ...options };
@@ -164,18 +167,20 @@ export class EventHub {
     this.#clients.add(res);
     res.on('close', () => {
       this.#clients.delete(res);
-      if (this.#clients.size === 0) this.#stopHeartbeat();
+      if (this.#clients.size === 0) this.#stopWatching();
     });
     this.#heartbeat ??= setInterval(() => {
       for (const client of this.#clients) client.write(': keep-alive\n\n');
     }, HEARTBEAT).unref();
+    // Other processes' events are read only while someone watches: nobody else needs them live.
+    this.#unfollow ??= this.#options.history?.follow?.(this.#options.live, (entries) => this.#merge(entries));
   }
 
   /** Ends every stream; resolves once the history has written what it buffered. Can be called again. */
   async close(): Promise<void> {
     for (const client of this.#clients) client.end();
     this.#clients.clear();
-    this.#stopHeartbeat();
+    this.#stopWatching();
     await this.#options.history?.close();
   }
 
@@ -188,9 +193,11 @@ export class EventHub {
     this.#broadcast(view);
     const history = this.#options.history;
     const entry = this.#events.get(view.id)!;
-    // Once per settled status: an event still being retried is recorded when it ends, and a late
-    // answer from a URL that was not needed (the message stays delivered) is not written again.
-    if (history === undefined || view.status === 'pending' || view.status === 'retrying' || entry.recorded === view.status) return;
+    // Once per status, and not a late answer from a URL that was not needed (the message stays
+    // delivered). A retrying event is recorded for the other processes' pages; in a history of
+    // this process's own, when it ends.
+    const unsettled = view.status === 'pending' || (view.status === 'retrying' && history?.follow === undefined);
+    if (history === undefined || unsettled || entry.recorded === view.status) return;
     entry.recorded = view.status;
     history.record(entry);
     if (++this.#appended > this.#options.retention) {
@@ -205,10 +212,56 @@ export class EventHub {
     for (const client of this.#clients) client.write(text);
   }
 
-  #stopHeartbeat(): void {
+  /**
+   * Takes in states other processes recorded: an event not kept is kept as it came; for one kept,
+   * the further advanced of the two states wins (they may arrive in either order), and the requests
+   * either made are all listed.
+   */
+  #merge(entries: readonly HistoryEntry[]): void {
+    for (const entry of entries) {
+      const theirs = entry.view;
+      const kept = this.#events.get(theirs.id);
+      if (kept === undefined) {
+        this.#keep({ ...entry, recorded: theirs.status });
+        this.#broadcast(theirs);
+        continue;
+      }
+      const mine = kept.view;
+      if (compareProgress(theirs, mine) > 0) {
+        mine.webhooks = theirs.webhooks;
+        mine.status = theirs.status;
+        kept.recorded = theirs.status;
+      }
+      const listed = new Set(mine.attempts.map(attemptKey));
+      mine.attempts.push(...theirs.attempts.filter((attempt) => !listed.has(attemptKey(attempt))));
+      mine.attempts.sort((a, b) => a.at - b.at);
+      kept.webhook ??= entry.webhook;
+      this.#broadcast(mine);
+    }
+  }
+
+  #stopWatching(): void {
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
+    this.#unfollow?.();
+    this.#unfollow = undefined;
   }
+}
+
+const SETTLED: ReadonlySet<MessageStatus> = new Set(['delivered', 'failed', 'not forwarded']);
+
+/** Which of two states of one event is further: a settled one, then the one with more requests made. */
+function compareProgress(a: EventView, b: EventView): number {
+  const settled = Number(SETTLED.has(a.status)) - Number(SETTLED.has(b.status));
+  return settled !== 0 ? settled : requests(a) - requests(b);
+}
+
+function requests(view: EventView): number {
+  return view.webhooks.reduce((sum, webhook) => sum + webhook.attempts, 0);
+}
+
+function attemptKey(attempt: AttemptView): string {
+  return `${attempt.at} ${attempt.webhook} ${attempt.attempt}`;
 }
 
 function frame(view: EventView): string {

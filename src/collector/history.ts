@@ -24,6 +24,12 @@ export interface EventHistory {
   record(entry: HistoryEntry): void;
   /** Rewrites the history with only these entries (the ones still kept), so it stops growing. */
   compact(entries: Iterable<HistoryEntry>): void;
+  /**
+   * Present when other processes record into the same history (collectors sharing a database):
+   * calls `listener` with the latest states of the newest `backlog` events, then with each state
+   * the other processes record, until the returned function is called.
+   */
+  follow?(backlog: number, listener: (entries: HistoryEntry[]) => void): () => void;
   /** Resolves once what was recorded so far is written. Can be called again. */
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { AnalyticsError } from '../errors.js';
 import type { AudienceState } from '../webhooks/audience.js';
 import type { WebhookInput } from '../webhooks/body.js';
 import type { PreparedWebhook } from '../webhooks/prepared.js';
+import type { EventHistory } from './history.js';
 
 /** One message accepted for one source's Webhooks destination, until it is delivered or given up. */
 export interface Delivery {
@@ -109,6 +110,12 @@ export interface Store {
   release(held: readonly Claimed[]): Promise<void>;
   /** Calls `listener` when another process may have left work due; @returns a function that stops it. */
   onWork(listener: () => void): () => void;
+  /**
+   * Where the live page keeps its events, when the store keeps them for every process sharing it
+   * (so each process's page shows them all); called after `open()`. Absent: the collector keeps a
+   * history of its own.
+   */
+  history?(retention: number): EventHistory;
   /** Writes what is buffered and releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
 }

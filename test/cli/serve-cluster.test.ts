@@ -4,7 +4,7 @@
 // change once. Skips without PostgreSQL; fails so under CI=true.
 import { hostname } from 'node:os';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
+import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
 import { type Reply, useReceivers } from '../helpers/receiver.js';
 
@@ -176,6 +176,44 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
       { source: 'app', userId: 'gone-1' },
       { source: 'web', userId: 'gone-1' },
     ]);
+  }, 30_000);
+
+  it("shows on each collector's live page the events and delivery states of all of them, and on a collector started later", async () => {
+    const database = await cluster().createDatabase();
+    // m-0 gets a 503 first; every answer takes 100 ms, and each collector holds one delivery at a
+    // time: the two share the batch, each delivering some of what the other shows.
+    const hook = await recordingReceiver((messageId, seen) => (messageId === 'm-0' && seen.length === 0 ? 503 : 200), 100);
+    const file = writeConfig(temp.dir, config(hook.url, database, { lease: 3_000, pollInterval: 100, maxInFlight: 1 }), 'page.json');
+    const [a, b] = await Promise.all([startCollector(['--config', file, '--port', '0']), startCollector(['--config', file, '--port', '0'])]);
+    const pages = await Promise.all([watchEvents(a!.url), watchEvents(b!.url)]);
+    try {
+      const batch = Array.from({ length: 6 }, (_, n) => track(n));
+      expect((await postJson(`${a!.url}/v1/batch`, { batch }, { authorization: basic('wk_web') })).status).toBe(200);
+
+      const settled = (page: (typeof pages)[number]) => () =>
+        batch.every(({ messageId }) => [...page.latest.values()].some((view) => view.message.messageId === messageId && view.status === 'delivered'));
+      await waitFor(settled(pages[0]), "every event delivered on the accepting collector's page", 10_000);
+      await waitFor(settled(pages[1]), "every event delivered on the other collector's page", 10_000);
+      const claimants = await sql<{ claimed_by: string }>(database, 'SELECT DISTINCT claimed_by FROM deliveries');
+      expect(claimants.map((row) => row.claimed_by).sort()).toEqual([claimant(a!), claimant(b!)].sort());
+
+      // Both pages saw the retry, whichever collector made the first attempt, and both requests.
+      for (const page of pages) {
+        expect(page.all.some((view) => view.message.messageId === 'm-0' && view.status === 'retrying')).toBe(true);
+        const flaky = [...page.latest.values()].find((view) => view.message.messageId === 'm-0')!;
+        expect(flaky.webhooks).toMatchObject([{ status: 'delivered', attempts: 2, httpStatus: 200 }]);
+      }
+
+      const later = await startCollector(['--config', file, '--port', '0']);
+      const page = await watchEvents(later.url);
+      try {
+        await waitFor(settled(page), "every event on a later collector's page", 5_000);
+      } finally {
+        page.close();
+      }
+    } finally {
+      for (const page of pages) page.close();
+    }
   }, 30_000);
 
   it('runs audience syncs sent to two collectors at once one after another: each membership change is sent once', async () => {

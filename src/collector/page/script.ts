@@ -109,7 +109,10 @@ export const SCRIPT = `
     if (old) old.replaceWith(row);
     else {
       document.getElementById('empty')?.remove();
-      rows.prepend(row);
+      // Newest first by acceptance: events other collectors accepted may arrive after newer ones.
+      let next = rows.firstElementChild;
+      while (next && events.get(next.dataset.id)?.receivedAt > view.receivedAt) next = next.nextElementSibling;
+      rows.insertBefore(row, next);
       while (rows.children.length > MAX_ROWS) {
         events.delete(rows.lastElementChild.dataset.id);
         rows.lastElementChild.remove();

@@ -27,6 +27,11 @@ interface Migration {
  * due again when its lease runs out, with no other column to look at. `attempts` counts the
  * attempts started; `targets` lists the webhooks still worth asking (NULL: all of them). Settled
  * rows keep `settled_at` for retention.
+ *
+ * `events` is the live page's history, shared by the processes: one row per recorded state of an
+ * event (its view and the webhook it was sent as), appended, never updated, so `seq` tells the
+ * processes following it what is new. An event's current state is its row with the highest `seq`.
+ * `written_by` names the process that wrote it, so that one does not read its own states back.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -65,6 +70,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE deliveries ADD COLUMN targets smallint[], ADD COLUMN claimed_by text;
       DROP INDEX deliveries_due;
       CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE status = 'pending';`,
+  },
+  {
+    version: 3,
+    sql: `
+      CREATE TABLE events (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL,
+        entry json NOT NULL,
+        written_by uuid NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now()
+      );`,
   },
 ];
 

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
 import { AnalyticsError } from '../../errors.js';
 import { log } from '../../log.js';
 import { integer } from '../../options.js';
@@ -7,11 +7,13 @@ import type { AudienceState } from '../../webhooks/audience.js';
 import type { WebhookType } from '../../webhooks/body.js';
 import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
+import type { EventHistory } from '../history.js';
 import { Batcher } from './batcher.js';
 import { postgresUrl, redact } from './connection-string.js';
 import { SettledSweeper } from './retention.js';
+import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';
-import { WorkListener } from './work-listener.js';
+import { ChannelListener } from './channel-listener.js';
 
 /** The channel processes tell each other on that deliveries are due now (accepted unclaimed, or released). */
 export const WORK_CHANNEL = 'batched_analytics_work';
@@ -148,8 +150,12 @@ export class PostgresStore implements Store {
   readonly #connectionString: string;
   /** Who claims, as `claimed_by` shows it: host and process. */
   readonly #claimant = `${hostname()}:${process.pid}`;
+  /** This store in `events.written_by`: unlike host and pid, never shared with another process. */
+  readonly #writer = crypto.randomUUID();
+  /** node-postgres, once the store opened. */
+  #pg: typeof import('pg').default | undefined;
   #pool: Pool | undefined;
-  #listener: WorkListener | undefined;
+  #listener: ChannelListener | undefined;
   readonly #retention: { keepFor: number; every: number };
   #sweeper: SettledSweeper | undefined;
   #closing: Promise<void> | undefined;
@@ -181,6 +187,7 @@ export class PostgresStore implements Store {
   async open(): Promise<StoreSnapshot> {
     if (this.#closing) throw storeClosedError();
     const { default: pg } = await import('pg');
+    this.#pg = pg;
     const pool = new pg.Pool({ connectionString: this.#connectionString });
     // An idle connection that breaks (a server restart) is replaced by the next query; unheard,
     // the pool's error event would end the process.
@@ -189,7 +196,7 @@ export class PostgresStore implements Store {
     try {
       await migrate(pool);
       const { rows } = await pool.query<{ pending: number }>(PENDING);
-      this.#listener = new WorkListener(() => new pg.Client({ connectionString: this.#connectionString }), WORK_CHANNEL, () => {
+      this.#listener = new ChannelListener(() => this.#connect(), WORK_CHANNEL, () => {
         for (const listener of this.#workListeners) listener();
       });
       await this.#listener.start();
@@ -277,6 +284,11 @@ export class PostgresStore implements Store {
     return () => this.#workListeners.delete(listener);
   }
 
+  /** The live page's events in the database, shared by every collector using it. */
+  history(retention: number): EventHistory {
+    return new PostgresHistory({ pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer }, retention);
+  }
+
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#running, this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop(), this.#listener?.stop()]);
@@ -311,6 +323,11 @@ export class PostgresStore implements Store {
     const { rows } = await this.#pool!.query<{ id: string }>(statement, columns);
     const applied = new Set(rows.map((row) => row.id));
     return items.map(([id]) => applied.has(id));
+  }
+
+  /** A connection of its own, outside the pool (for LISTEN). */
+  #connect(): Client {
+    return new this.#pg!.Client({ connectionString: this.#connectionString });
   }
 
   /** Runs a statement while the store is open; close() waits for it. */

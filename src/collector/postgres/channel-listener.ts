@@ -5,12 +5,13 @@ import { log } from '../../log.js';
 const RECONNECT = { first: 250, most: 10_000 } as const;
 
 /**
- * Keeps one connection `LISTEN`ing on a channel and calls `onNotify` for each notification. The
+ * Keeps one connection `LISTEN`ing on a channel and calls `onNotify` for each notification, and
+ * once each time it starts listening (what was notified while it was not is then looked for). The
  * connection is its own, not the pool's: a pooled one is handed to other queries between uses. When
  * it breaks (a server restart, a network cut) it is opened again with growing waits; meanwhile the
- * collector's polling still finds the work, only later.
+ * caller's polling still finds what was notified, only later.
  */
-export class WorkListener {
+export class ChannelListener {
   readonly #connect: () => Client;
   readonly #channel: string;
   readonly #onNotify: () => void;
@@ -25,12 +26,12 @@ export class WorkListener {
     this.#onNotify = onNotify;
   }
 
-  /** Connects and listens. @throws when the first connection fails (the store then fails to open). */
+  /** Connects and listens. @throws when the first connection fails. */
   async start(): Promise<void> {
     const client = this.#connect();
     client.on('notification', () => this.#onNotify());
     client.on('error', (error) => {
-      log('collector: the PostgreSQL connection listening for work broke: %O', error);
+      log('collector: the PostgreSQL connection listening on %s broke: %O', this.#channel, error);
       this.#reconnectLater(client);
     });
     client.on('end', () => this.#reconnectLater(client));
@@ -38,7 +39,6 @@ export class WorkListener {
     await client.connect();
     await client.query(`LISTEN ${this.#channel}`);
     this.#wait = RECONNECT.first;
-    // Work that became due while we were not listening.
     this.#onNotify();
   }
 
@@ -58,7 +58,7 @@ export class WorkListener {
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       this.start().catch((error: unknown) => {
-        log('collector: could not listen for work again: %O', error);
+        log('collector: could not listen on %s again: %O', this.#channel, error);
         this.#wait = Math.min(RECONNECT.most, this.#wait * 2);
         this.#reconnectLater(this.#client!);
       });

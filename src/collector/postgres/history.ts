@@ -1,0 +1,209 @@
+import type { Client, Pool } from 'pg';
+import { log } from '../../log.js';
+import type { EventHistory, HistoryEntry } from '../history.js';
+import { Batcher } from './batcher.js';
+import { ChannelListener } from './channel-listener.js';
+
+/** The channel a process tells the others on that it recorded event states. */
+export const EVENTS_CHANNEL = 'batched_analytics_events';
+
+/** How often a following process looks for new states when no notification came, in ms. */
+const FOLLOW_POLL = 1_000;
+
+/** Rows one read of new states takes at most; a full read is followed by another at once. */
+const READ_BATCH = 1_000;
+
+/**
+ * How long a hole in `seq` is looked for again, in ms. Identity values are handed out in order but
+ * committed in any order, so a hole is usually a row another process has not committed yet; one
+ * still missing after this long was rolled back.
+ */
+const HOLE_WAIT = 2_000;
+
+/** Holes looked for at most; beyond, the oldest are given up (only a page's view of them is lost). */
+const MOST_HOLES = 10_000;
+
+/** States written together share one statement, which tells the followers once. */
+const WRITE = `
+  WITH written AS (
+    INSERT INTO events (id, entry, written_by) SELECT id, entry, $3 FROM unnest($1::text[], $2::json[]) AS e(id, entry)
+    RETURNING 1
+  )
+  SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM written)`;
+
+/** The latest state of each of the events among the newest `$1` rows, oldest first. */
+const LATEST = `
+  SELECT entry, seq FROM (
+    SELECT DISTINCT ON (id) id, entry, seq FROM (SELECT id, entry, seq FROM events ORDER BY seq DESC LIMIT $1) AS newest
+    ORDER BY id, seq DESC
+  ) AS latest
+  ORDER BY seq`;
+
+/** Rows after `$1` and the holes `$3` came back for: others' states whole, this process's only as a `seq`. */
+const READ = `
+  SELECT seq, CASE WHEN written_by = $2 THEN NULL ELSE entry END AS entry FROM events
+  WHERE seq > $1 OR seq = ANY($3::bigint[])
+  ORDER BY seq LIMIT ${READ_BATCH}`;
+
+/** Keeps the newest `$1` rows: an event's latest state is always among its newest. */
+const TRIM = 'DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC OFFSET $1 LIMIT 1)';
+
+/** What {@link PostgresHistory} needs of the store that made it. */
+export interface HistoryConnection {
+  /** The store's pool, while it is open. */
+  pool(): Pool;
+  /** A new connection of its own, for `LISTEN`. */
+  connect(): Client;
+  /** This process, as `events.written_by` names it. */
+  writer: string;
+}
+
+/**
+ * The live page's history in PostgreSQL, shared by every collector on the database: each records
+ * its events' states there (grouped, one statement per group, best effort like the file history),
+ * and a process whose page is open follows what the others record, woken by `NOTIFY` and polling
+ * every second as a backup. Each process trims the table to its newest `retention` rows once it
+ * recorded that many states, so it holds at most about `retention` rows per process.
+ */
+export class PostgresHistory implements EventHistory {
+  readonly #db: HistoryConnection;
+  readonly #retention: number;
+  readonly #writes = new Batcher<HistoryEntry>((entries) => this.#write(entries));
+  #following: Follower | undefined;
+
+  constructor(db: HistoryConnection, retention: number) {
+    this.#db = db;
+    this.#retention = retention;
+  }
+
+  async open(): Promise<HistoryEntry[]> {
+    return (await latest(this.#db.pool(), this.#retention)).entries;
+  }
+
+  record(entry: HistoryEntry): void {
+    this.#writes.add(entry).catch((error: unknown) => log('collector: could not write the event history: %O', error));
+  }
+
+  compact(): void {
+    void this.#db
+      .pool()
+      .query(TRIM, [this.#retention])
+      .catch((error: unknown) => log('collector: could not trim the event history: %O', error));
+  }
+
+  follow(backlog: number, listener: (entries: HistoryEntry[]) => void): () => void {
+    const follower = new Follower(this.#db, backlog, listener);
+    this.#following = follower;
+    follower.start();
+    return () => {
+      if (this.#following === follower) this.#following = undefined;
+      void follower.stop();
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#writes.idle(), this.#following?.stop()]);
+  }
+
+  async #write(entries: HistoryEntry[]): Promise<void[]> {
+    // Serialised now, not when recorded: a state that changed since is written as it is now.
+    const rows = entries.map(({ view, webhook }) => JSON.stringify({ view, webhook }));
+    await this.#db.pool().query(WRITE, [entries.map((entry) => entry.view.id), rows, this.#db.writer]);
+    return entries.map(() => undefined);
+  }
+}
+
+/** One page's following of the others' states, from the newest `backlog` events on. */
+class Follower {
+  readonly #db: HistoryConnection;
+  readonly #backlog: number;
+  readonly #listener: (entries: HistoryEntry[]) => void;
+  readonly #channel: ChannelListener;
+  readonly #poll: NodeJS.Timeout;
+  /** The highest `seq` read; undefined until the backlog is read. */
+  #seen: bigint | undefined;
+  /** `seq` values below `#seen` not read yet, with when each was found missing. */
+  readonly #holes = new Map<bigint, number>();
+  #reading: Promise<void> | undefined;
+  #readAgain = false;
+  #stopping: Promise<void> | undefined;
+
+  constructor(db: HistoryConnection, backlog: number, listener: (entries: HistoryEntry[]) => void) {
+    this.#db = db;
+    this.#backlog = backlog;
+    this.#listener = listener;
+    this.#channel = new ChannelListener(() => db.connect(), EVENTS_CHANNEL, () => this.#read());
+    this.#poll = setInterval(() => this.#read(), FOLLOW_POLL).unref();
+  }
+
+  start(): void {
+    // Listening starts the first read; without it, the poll does.
+    this.#channel.start().catch((error: unknown) => log('collector: could not listen for other collectors\' events: %O', error));
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      clearInterval(this.#poll);
+      await Promise.all([this.#channel.stop(), this.#reading]);
+    })();
+    return this.#stopping;
+  }
+
+  #read(): void {
+    if (this.#stopping) return;
+    if (this.#reading) {
+      this.#readAgain = true;
+      return;
+    }
+    this.#reading = this.#readAll()
+      .catch((error: unknown) => log('collector: could not read other collectors\' events: %O', error))
+      .finally(() => {
+        this.#reading = undefined;
+        if (this.#readAgain) {
+          this.#readAgain = false;
+          this.#read();
+        }
+      });
+  }
+
+  async #readAll(): Promise<void> {
+    const pool = this.#db.pool();
+    if (this.#seen === undefined) {
+      const { entries, seq } = await latest(pool, this.#backlog);
+      this.#seen = seq;
+      if (entries.length > 0 && !this.#stopping) this.#listener(entries);
+      return;
+    }
+    let full: boolean;
+    do {
+      const holes = [...this.#holes.keys()].map(String);
+      const { rows } = await pool.query<{ seq: string; entry: HistoryEntry | null }>(READ, [String(this.#seen), this.#db.writer, holes]);
+      if (this.#stopping) return;
+      full = rows.length === READ_BATCH;
+      this.#account(rows.map((row) => BigInt(row.seq)));
+      const entries = rows.flatMap((row) => (row.entry === null ? [] : [row.entry]));
+      if (entries.length > 0) this.#listener(entries);
+    } while (full);
+  }
+
+  /** Moves past what was read, noting the holes it skipped and giving up the ones that waited long enough. */
+  #account(seqs: bigint[]): void {
+    const now = Date.now();
+    for (const seq of seqs) {
+      if (this.#holes.delete(seq)) continue;
+      const after = seq - this.#seen! > MOST_HOLES ? seq - BigInt(MOST_HOLES) : this.#seen! + 1n;
+      for (let missing = after; missing < seq; missing++) this.#holes.set(missing, now);
+      if (seq > this.#seen!) this.#seen = seq;
+    }
+    for (const [seq, since] of this.#holes) {
+      if (now - since < HOLE_WAIT && this.#holes.size <= MOST_HOLES) break;
+      this.#holes.delete(seq);
+    }
+  }
+}
+
+/** The latest state of each event among the newest `limit` rows, oldest first, and the highest `seq` there. */
+async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntry[]; seq: bigint }> {
+  const { rows } = await pool.query<{ entry: HistoryEntry; seq: string }>(LATEST, [limit]);
+  return { entries: rows.map((row) => row.entry), seq: rows.length === 0 ? 0n : BigInt(rows.at(-1)!.seq) };
+}

@@ -1,0 +1,135 @@
+// The live page's history in PostgreSQL, shared by the collectors on one database: what one
+// records, another opens and follows, in the order of commit, holes in `seq` included.
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EventView } from '../../src/collector/events.js';
+import type { EventHistory, HistoryEntry } from '../../src/collector/history.js';
+import { PostgresStore } from '../../src/collector/postgres/store.js';
+import { waitFor } from '../helpers/collector.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
+
+const cluster = useThrowawayCluster();
+
+function entry(id: string, status: EventView['status'] = 'delivered', attempts = 1): HistoryEntry {
+  const view: EventView = {
+    id,
+    receivedAt: new Date(0).toISOString(),
+    source: 'web',
+    origin: 'api',
+    message: { type: 'track', event: id },
+    routes: [{ destination: 'Webhooks', forwarded: true }],
+    status,
+    webhooks: [{ url: 'http://127.0.0.1:9/in', status: status === 'delivered' ? 'delivered' : 'retrying', attempts }],
+    attempts: [],
+  };
+  return { view, webhook: { messageId: `m-${id}`, type: 'track', body: `{"event":"${id}"}`, receivedAt: 0 } };
+}
+
+/** Runs `query` until `done` says its rows are what the test waits for (2 s at most), and returns them. */
+async function rowsOf(url: string, query: string, done: (rows: { id: string }[]) => boolean): Promise<{ id: string }[]> {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const rows = await sql<{ id: string }>(url, query);
+    if (done(rows) || Date.now() > deadline) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
+  const opened: { store: PostgresStore; history: EventHistory }[] = [];
+  afterEach(async () => {
+    for (const { store, history } of opened.splice(0)) {
+      await history.close();
+      await store.close();
+    }
+  });
+
+  async function open(url: string, retention = 100): Promise<EventHistory> {
+    const store = new PostgresStore(url);
+    await store.open();
+    const history = store.history(retention);
+    opened.push({ store, history });
+    return history;
+  }
+
+  /** Follows `history` and collects what it hands over. */
+  function follow(history: EventHistory, backlog = 100) {
+    const got: HistoryEntry[] = [];
+    const stop = history.follow!(backlog, (entries) => got.push(...entries));
+    return { ids: () => got.map((e) => e.view.id), stop };
+  }
+
+  it('opens the latest state of each event any collector recorded, oldest first, with the webhook sent', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = [await open(url), await open(url)];
+    a.record(entry('one', 'retrying'));
+    b.record(entry('two'));
+    await Promise.all([a.close(), b.close()]);
+    a.record(entry('one', 'delivered', 2));
+    await a.close();
+
+    const entries = await (await open(url)).open();
+    expect(entries.map((e) => [e.view.id, e.view.status, e.view.webhooks[0]!.attempts])).toEqual([
+      ['two', 'delivered', 1],
+      ['one', 'delivered', 2],
+    ]);
+    expect(entries[1]!.webhook).toEqual(entry('one').webhook);
+  });
+
+  it("hands a follower the backlog, then what the others record (never its own), woken at once", async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = [await open(url), await open(url)];
+    a.record(entry('before'));
+    await a.close();
+
+    const seen = follow(b);
+    await waitFor(() => seen.ids().includes('before'), 'the backlog');
+    b.record(entry('own'));
+    await rowsOf(url, "SELECT id FROM events WHERE id = 'own'", (rows) => rows.length === 1);
+    a.record(entry('after'));
+    // Well before the one-second poll: the NOTIFY woke it. It read past its own state on the way.
+    await waitFor(() => seen.ids().includes('after'), 'the new state', 900);
+    expect(seen.ids()).toEqual(['before', 'after']);
+
+    seen.stop();
+    a.record(entry('unfollowed'));
+    await a.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen.ids()).not.toContain('unfollowed');
+  });
+
+  it('hands over a state committed after a later one (its seq was a hole the follower came back for)', async () => {
+    const url = await cluster().createDatabase();
+    const b = await open(url);
+    b.record(entry('first'));
+    await b.close();
+    const seen = follow(await open(url));
+    await waitFor(() => seen.ids().includes('first'), 'the backlog');
+
+    const slow = new pg.Client({ connectionString: url });
+    await slow.connect();
+    try {
+      await slow.query('BEGIN');
+      const insert = `INSERT INTO events (id, entry, written_by) VALUES ($1, $2, gen_random_uuid())`;
+      await slow.query(insert, ['early', JSON.stringify(entry('early'))]);
+      await sql(url, insert, ['late', JSON.stringify(entry('late'))]);
+      await sql(url, "NOTIFY batched_analytics_events");
+      await waitFor(() => seen.ids().includes('late'), 'the later state');
+      await slow.query('COMMIT');
+    } finally {
+      await slow.end();
+    }
+    await waitFor(() => seen.ids().includes('early'), 'the state committed last', 1_900);
+    expect(seen.ids()).toEqual(['first', 'late', 'early']);
+  });
+
+  it('trims the table to the newest `retention` rows when compacted', async () => {
+    const url = await cluster().createDatabase();
+    const history = await open(url, 3);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) history.record(entry(id));
+    await history.close();
+    history.compact([]);
+    const rows = await rowsOf(url, 'SELECT id FROM events ORDER BY seq', (rows) => rows.length <= 3);
+    expect(rows.map((row) => row.id)).toEqual(['c', 'd', 'e']);
+  });
+});
