@@ -1,22 +1,15 @@
 // The live event debugger (GET /) in real headless Chromium (Debian's `chromium`, driven by
 // playwright-core): events appear as they arrive, with routing and each webhook's status.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Analytics } from '../../src/index.js';
+import { CHROMIUM_SKIP, launchChromium } from '../helpers/chromium.js';
 import { type Collector, startCollector, stopAll, tempDir, writeConfig } from '../helpers/collector.js';
 import { type Loopback, startLoopback } from '../helpers/loopback.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-// Locally a missing browser skips with a reason; CI installs it (.ci/run), so there it must run.
-if (!present && !process.env.CI) console.warn(`Skipping the live page test: ${CHROMIUM} is missing (apt-get install chromium)`);
-
-describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () => {
+describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROMIUM_SKIP ? ` skipped: ${CHROMIUM_SKIP}` : ''}`, () => {
   const temp = tempDir();
-  const profile = mkdtempSync(path.join(tmpdir(), 'chromium-profile-'));
+  let closeBrowser: (() => Promise<void>) | undefined;
   let ok: Loopback;
   let down: Loopback;
   let refuse: Loopback;
@@ -47,20 +40,15 @@ describe.skipIf(!present && !process.env.CI)('live event page in Chromium', () =
       adminToken: 'admin-tok',
     });
     collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`]);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    ({ browser, close: closeBrowser } = await launchChromium());
     page = await browser.newPage();
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await closeBrowser?.();
     await stopAll();
     await Promise.all([ok, down, refuse].map((hook) => hook?.close()));
     temp.remove();
-    rmSync(profile, { recursive: true, force: true });
   });
 
   const row = (event: string) => page.locator('#events tr', { hasText: event });
