@@ -85,7 +85,7 @@ const columns = builds.flatMap((build) =>
       build,
       store,
       label: `${build.label}-${store.label}`,
-      name: stores.length === 1 ? build.name : builds.length === 1 ? store.name : `${build.name}, ${store.name}`,
+      name: stores.length === 1 || build.queueless ? build.name : builds.length === 1 ? store.name : `${build.name}, ${store.name}`,
     })),
 );
 const PROFILES = here('./profiles');
