@@ -96,19 +96,29 @@ const sum = (values) => values.reduce((a, b) => a + b, 0);
 
 /** What to undo, newest last: the server's stop, then the current run's processes, database and temp dir. */
 const undo = [];
+/** The unwinding under way: a run's and Ctrl-C's take turns, so that neither returns before the other is done. */
+let unwinding = Promise.resolve();
+let interrupted = false;
 
 /** Undoes all that was pushed since `undo` was `depth` long, newest first, each step whatever the others did. */
-async function unwind(depth) {
-  while (undo.length > depth) {
-    await undo
-      .pop()()
-      .catch((error) => console.error(`bench:collector: cleanup failed: ${error.message}`));
-  }
+function unwind(depth) {
+  unwinding = unwinding.then(async () => {
+    while (undo.length > depth) {
+      await undo
+        .pop()()
+        .catch((error) => console.error(`bench:collector: cleanup failed: ${error.message}`));
+    }
+  });
+  return unwinding;
 }
 
-// A cluster started by pg_ctl is in a session of its own: Ctrl-C would not reach it.
+// A cluster started by pg_ctl is in a session of its own, and a signal sent to this process alone
+// reaches none of its children: they are stopped here.
 for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => unwind(0).finally(() => process.exit(130)));
+  process.once(signal, () => {
+    interrupted = true;
+    unwind(0).finally(() => process.exit(130));
+  });
 }
 
 // ---------------------------------------------------------------- processes
@@ -119,8 +129,11 @@ async function startReceiver() {
   const { pid } = child;
   const ask = (type) => {
     const reply = nextMessage(child, type);
-    child.send({ type });
-    return reply;
+    return new Promise((resolve, reject) => {
+      reply.then(resolve, reject);
+      // Once the receiver is stopped (Ctrl-C), a failure rather than an unheard 'error' event.
+      child.send({ type }, (error) => error && reject(error));
+    });
   };
   return {
     healthy,
@@ -325,6 +338,9 @@ try {
       }
     }
   }
+} catch (error) {
+  // Ctrl-C stopped the processes the run was using: its failure is no news.
+  if (!interrupted) throw error;
 } finally {
   await unwind(0);
 }
