@@ -5,12 +5,22 @@
 // healthy one. With --baseline DIR, the same runs use DIR/dist/cli.js as the collector too (e.g. a
 // worktree of an older commit, built), interleaved with ours, and the table shows ratios. With
 // --ceiling, bench/bare-forwarder.mjs runs as a third collector: what one HTTP request per message
-// allows on this machine. Loopback only; every run is bounded by --run-timeout. A benchmark, not a test.
+// allows on this machine. With --store, each build also runs with its queue in PostgreSQL, in a
+// fresh database per run (bench/postgres.mjs): one `serve` process, and three on one database with
+// the messages sent round-robin to them (one client each); the table adds the SQL statements per
+// delivered message (pg_stat_statements; "n/a" with the reason when the server does not have it)
+// and the targets the PostgreSQL store is held to. Both scenarios run on every store: a stalled URL
+// costs the database its retries. Loopback only; every run is bounded by --run-timeout, and its
+// processes, database and temp dir are removed after, failed or not. A benchmark, not a test.
 //
 //   npm run bench:collector -- [--messages N (10000)] [--timeout MS (1000, the webhooks' timeout)]
 //                              [--flush-at N (100)] [--rounds N (1)] [--baseline DIR]
 //                              [--run-timeout S (30)] [--scenarios healthy,stalled] [--ceiling] [--profile (node --cpu-prof the collector
 //                              into bench/profiles/ and print its top functions)]
+//                              [--store local | --store postgres://USER[:PASSWORD]@HOST:PORT/DB (local: a throwaway
+//                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
+//                              a URL: a server whose user may create databases, and, for the statement count,
+//                              the pg_stat_statements extension and reset its counts)]
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -20,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Analytics } from '../dist/index.js';
 import { nextMessage } from './ipc.mjs';
+import { freshDatabase, openServer } from './postgres.mjs';
 
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const { values: args } = parseArgs({
@@ -33,6 +44,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     ceiling: { type: 'boolean', default: false },
     scenarios: { type: 'string', default: 'healthy,stalled' },
+    store: { type: 'string' },
   },
 });
 
@@ -49,18 +61,67 @@ const settings = {
   rounds: positiveInteger('rounds'),
   runTimeoutMs: positiveInteger('run-timeout') * 1000,
 };
+if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//.test(args.store)) {
+  throw new Error(`Expected --store to be local or a postgres:// URL, got ${args.store}`);
+}
 /** The collectors compared: this build first, the one the ratios divide by second. */
 const builds = [{ name: 'this build', label: 'ours', script: here('../dist/cli.js') }];
 if (args.baseline !== undefined) {
   const root = path.resolve(args.baseline);
   builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: path.join(root, 'dist/cli.js') });
 }
-if (args.ceiling) builds.push({ name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs') });
+// It keeps no queue: it runs on the journal's column only.
+if (args.ceiling) builds.push({ name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs'), queueless: true });
+/** Where a build's collectors keep their queue, and how many `serve` processes share it. */
+const stores = [{ name: 'journal', label: 'journal', processes: 1, postgres: false }];
+if (args.store !== undefined) {
+  stores.push({ name: 'PostgreSQL, 1 process', label: 'pg1', processes: 1, postgres: true }, { name: 'PostgreSQL, 3 processes', label: 'pg3', processes: 3, postgres: true });
+}
+/** The table's columns: every build on every store it has. */
+const columns = builds.flatMap((build) =>
+  stores
+    .filter((store) => !(build.queueless && store.postgres))
+    .map((store) => ({
+      build,
+      store,
+      label: `${build.label}-${store.label}`,
+      name: stores.length === 1 || build.queueless ? build.name : builds.length === 1 ? store.name : `${build.name}, ${store.name}`,
+    })),
+);
 const PROFILES = here('./profiles');
 const clock = () => performance.timeOrigin + performance.now();
+const sum = (values) => values.reduce((a, b) => a + b, 0);
+
+// ---------------------------------------------------------------- cleanup
+
+/** What to undo, newest last: the server's stop, then the current run's processes, database and temp dir. */
+const undo = [];
+/** The unwinding under way: a run's and Ctrl-C's take turns, so that neither returns before the other is done. */
+let unwinding = Promise.resolve();
+let interrupted = false;
+
+/** Undoes all that was pushed since `undo` was `depth` long, newest first, each step whatever the others did. */
+function unwind(depth) {
+  unwinding = unwinding.then(async () => {
+    while (undo.length > depth) {
+      await undo
+        .pop()()
+        .catch((error) => console.error(`bench:collector: cleanup failed: ${error.message}`));
+    }
+  });
+  return unwinding;
+}
+
+// A cluster started by pg_ctl is in a session of its own, and a signal sent to this process alone
+// reaches none of its children: they are stopped here.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    interrupted = true;
+    unwind(0).finally(() => process.exit(130));
+  });
+}
 
 // ---------------------------------------------------------------- processes
-
 
 async function startReceiver() {
   const child = fork(here('./receiver.mjs'), [], { stdio: 'inherit' });
@@ -68,8 +129,11 @@ async function startReceiver() {
   const { pid } = child;
   const ask = (type) => {
     const reply = nextMessage(child, type);
-    child.send({ type });
-    return reply;
+    return new Promise((resolve, reject) => {
+      reply.then(resolve, reject);
+      // Once the receiver is stopped (Ctrl-C), a failure rather than an unheard 'error' event.
+      child.send({ type }, (error) => error && reject(error));
+    });
   };
   return {
     healthy,
@@ -81,27 +145,52 @@ async function startReceiver() {
   };
 }
 
-/** A `serve` child process of one build, with its URL once it printed it. */
-async function startCollector(build, config, dataDir, label) {
+/**
+ * A `serve` child process of one build, with its URL once it printed it; `where` is its
+ * `--data-dir DIR` or `--store URL`. Stopped (SIGTERM, then SIGKILL 10 s later) if it does not
+ * print its URL within --run-timeout.
+ */
+async function startCollector(build, config, where, label) {
   const execArgv = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=collector-${label}-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...execArgv, build.script, 'serve', '--config', config, '--port', '0', '--data-dir', dataDir], {
-    stdio: ['ignore', 'pipe', 'ignore'],
+  const child = spawn(process.execPath, [...execArgv, build.script, 'serve', '--config', config, '--port', '0', ...where], {
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const url = await new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-    createInterface({ input: child.stdout }).once('line', resolve);
-  });
-  return {
-    url,
-    /** The process's peak resident set, from Linux's /proc; undefined elsewhere. */
-    peakRss: () => {
-      const kb = /VmHWM:\s+(\d+) kB/.exec(procFile(child.pid, 'status'))?.[1];
-      return kb === undefined ? undefined : Number(kb) * 1024;
-    },
-    /** CPU time the process used so far (user + system), in ms, from Linux's /proc; undefined elsewhere. */
-    cpuMs: () => cpuMsOf(child.pid),
-    stop: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM')),
-  };
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let stopping;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    })());
+  let timer;
+  try {
+    const url = await new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`serve printed no URL within ${settings.runTimeoutMs} ms`)), settings.runTimeoutMs);
+      child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr.trim()}`)));
+      createInterface({ input: child.stdout }).once('line', resolve);
+    });
+    return {
+      url,
+      /** The process's peak resident set, from Linux's /proc; undefined elsewhere. */
+      peakRss: () => {
+        const kb = /VmHWM:\s+(\d+) kB/.exec(procFile(child.pid, 'status'))?.[1];
+        return kb === undefined ? undefined : Number(kb) * 1024;
+      },
+      /** CPU time the process used so far (user + system), in ms, from Linux's /proc; undefined elsewhere. */
+      cpuMs: () => cpuMsOf(child.pid),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function procFile(pid, name) {
@@ -120,53 +209,76 @@ function cpuMsOf(pid) {
 
 // ---------------------------------------------------------------- one run
 
-async function run(build, scenario) {
-  const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
-  const receiver = await startReceiver();
-  const webhooks = scenario === 'stalled' ? [{ url: receiver.stalled }, { url: receiver.healthy }] : [{ url: receiver.healthy }];
-  const config = path.join(temp, 'collector.json');
-  writeFileSync(
-    config,
-    JSON.stringify({ sources: [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks } } }], delivery: { timeout: settings.timeout } }),
-  );
-  const label = `${build.label}-${scenario}`;
-  const collector = await startCollector(build, config, path.join(temp, 'data'), label);
+/** One run of `build`'s collectors on `store` (PostgreSQL ones on `server`), in `scenario`. */
+async function run(build, store, scenario, server) {
+  const depth = undo.length;
   try {
+    const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
+    undo.push(async () => rmSync(temp, { recursive: true, force: true }));
+    const receiver = await startReceiver();
+    undo.push(receiver.stop);
+    const webhooks = scenario === 'stalled' ? [{ url: receiver.stalled }, { url: receiver.healthy }] : [{ url: receiver.healthy }];
+    const config = path.join(temp, 'collector.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ sources: [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks } } }], delivery: { timeout: settings.timeout } }),
+    );
+    let database;
+    if (store.postgres) {
+      database = await freshDatabase(server.url);
+      undo.push(database.drop);
+    }
+    const where = database === undefined ? ['--data-dir', path.join(temp, 'data')] : ['--store', database.url];
+    const collectors = [];
+    for (let index = 0; index < store.processes; index++) {
+      const collector = await startCollector(build, config, where, `${build.label}-${store.label}-${scenario}-${index}`);
+      undo.push(collector.stop);
+      collectors.push(collector);
+    }
+    await database?.countFromNow();
+
     const acceptedAt = new Array(settings.messages);
-    const analytics = new Analytics('wk_bench', { endpoint: collector.url, flushAt: settings.flushAt, maxQueueSize: settings.messages });
+    const clients = collectors.map(({ url }) => new Analytics('wk_bench', { endpoint: url, flushAt: settings.flushAt, maxQueueSize: settings.messages }));
     const started = clock();
     const deadline = started + settings.runTimeoutMs;
     for (let seq = 0; seq < settings.messages; seq++) {
-      analytics.track({ userId: `user-${seq % 100}`, event: 'Order Completed', properties: { seq, total: 30, currency: 'EUR', sku: 'sku-1234' } }, (error) => {
-        if (error === undefined) acceptedAt[seq] = clock();
-      });
+      clients[seq % clients.length].track(
+        { userId: `user-${seq % 100}`, event: 'Order Completed', properties: { seq, total: 30, currency: 'EUR', sku: 'sku-1234' } },
+        (error) => {
+          if (error === undefined) acceptedAt[seq] = clock();
+        },
+      );
     }
-    const summary = await analytics.close({ timeout: settings.runTimeoutMs });
+    const summaries = await Promise.all(clients.map((client) => client.close({ timeout: Math.max(0, Math.round(deadline - clock())) })));
+    const accepted = sum(summaries.map((summary) => summary.delivered));
     const acceptedEnd = clock();
     let forwarded = 0;
-    while ((forwarded = await receiver.count()) < summary.delivered && clock() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while ((forwarded = await receiver.count()) < accepted && clock() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     const forwardedEnd = clock();
-    const peakRss = collector.peakRss();
-    const cpu = { collector: collector.cpuMs(), receiver: receiver.cpuMs() };
+    const peakRss = Math.max(...collectors.map((collector) => collector.peakRss()));
+    const cpu = { collector: sum(collectors.map((collector) => collector.cpuMs())), receiver: receiver.cpuMs() };
     const report = await receiver.report();
+    // Stopped first, so that the settlements they still held are written and counted.
+    await Promise.all(collectors.map((collector) => collector.stop()));
+    const statements = await database?.statements();
     const latencies = report.arrivals.filter(([seq]) => acceptedAt[seq] !== undefined).map(([seq, at]) => at - acceptedAt[seq]).sort((a, b) => a - b);
     return {
-      accepted: summary.delivered,
+      accepted,
       forwarded,
-      acceptedPerSecond: summary.delivered / ((acceptedEnd - started) / 1000),
+      acceptedPerSecond: accepted / ((acceptedEnd - started) / 1000),
       forwardedPerSecond: forwarded / ((forwardedEnd - started) / 1000),
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
       peakRss,
       collectorCpuPerMessage: (cpu.collector * 1000) / settings.messages,
       receiverCpuPerMessage: (cpu.receiver * 1000) / settings.messages,
+      statementsPerMessage: statements?.count === undefined ? Number.NaN : statements.count / forwarded,
+      statementsUnavailable: statements?.unavailable,
       stalledRequests: report.stalledRequests,
       complete: forwarded === settings.messages,
     };
   } finally {
-    await collector.stop();
-    await receiver.stop();
-    rmSync(temp, { recursive: true, force: true });
+    await unwind(depth);
   }
 }
 
@@ -204,58 +316,102 @@ function topFunctions(label, count = 12) {
 const scenarios = args.scenarios.split(',');
 if (scenarios.length === 0 || scenarios.some((s) => s !== 'healthy' && s !== 'stalled')) throw new Error(`Expected --scenarios to list healthy and/or stalled, got ${args.scenarios}`);
 const results = new Map();
+const server = args.store === undefined ? undefined : await openServer(args.store);
+if (server !== undefined) undo.push(server.stop);
 console.error(
   `bench:collector: ${settings.messages} messages, flushAt ${settings.flushAt}, webhook timeout ${settings.timeout} ms, ${settings.rounds} round(s), ` +
-    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
+    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}${server === undefined ? '' : `, PostgreSQL: ${server.name}`}`,
 );
-for (let round = 0; round < settings.rounds; round++) {
-  for (const scenario of scenarios) {
-    // Alternate which build goes first, so that neither always runs on a warmer machine.
-    const order = round % 2 === 0 ? builds : [...builds].reverse();
-    for (const build of order) {
-      const result = await run(build, scenario);
-      const key = `${build.name}/${scenario}`;
-      results.set(key, [...(results.get(key) ?? []), result]);
-      console.error(
-        `  round ${round + 1} ${scenario.padEnd(7)} ${build.name}: forwarded ${result.forwarded}/${settings.messages}, ` +
-          `${Math.round(result.forwardedPerSecond)} msgs/s${result.complete ? '' : ' (run timeout)'}`,
-      );
+try {
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const scenario of scenarios) {
+      // Alternate which column goes first, so that none always runs on a warmer machine.
+      const order = round % 2 === 0 ? columns : [...columns].reverse();
+      for (const column of order) {
+        const result = await run(column.build, column.store, scenario, server);
+        const key = `${column.label}/${scenario}`;
+        results.set(key, [...(results.get(key) ?? []), result]);
+        console.error(
+          `  round ${round + 1} ${scenario.padEnd(7)} ${column.name}: forwarded ${result.forwarded}/${settings.messages}, ` +
+            `${Math.round(result.forwardedPerSecond)} msgs/s${result.complete ? '' : ' (run timeout)'}`,
+        );
+      }
     }
   }
+} catch (error) {
+  // Ctrl-C stopped the processes the run was using: its failure is no news.
+  if (!interrupted) throw error;
+} finally {
+  await unwind(0);
 }
 
+const count = (v) => Math.round(v).toLocaleString('en-US');
 const rows = [
-  ['accepted msgs/s', (r) => r.acceptedPerSecond, (v) => Math.round(v).toLocaleString('en-US')],
-  ['forwarded msgs/s', (r) => r.forwardedPerSecond, (v) => Math.round(v).toLocaleString('en-US')],
+  ['accepted msgs/s', (r) => r.acceptedPerSecond, count],
+  ['forwarded msgs/s', (r) => r.forwardedPerSecond, count],
   ['p50 acceptance → delivery, ms', (r) => r.p50, (v) => v.toFixed(1)],
   ['p99 acceptance → delivery, ms', (r) => r.p99, (v) => v.toFixed(1)],
-  ['collector CPU µs/message', (r) => r.collectorCpuPerMessage, (v) => v.toFixed(0)],
+  ['collector CPU µs/message (all its processes)', (r) => r.collectorCpuPerMessage, (v) => v.toFixed(0)],
   ['receiver CPU µs/message', (r) => r.receiverCpuPerMessage, (v) => v.toFixed(0)],
-  ['peak RSS of the collector, MB', (r) => r.peakRss / 1024 / 1024, (v) => v.toFixed(0)],
+  ['peak RSS of a collector process, MB', (r) => r.peakRss / 1024 / 1024, (v) => v.toFixed(0)],
+  ...(server === undefined ? [] : [['SQL statements per delivered message', (r) => r.statementsPerMessage, (v) => v.toFixed(2)]]),
   ['messages forwarded', (r) => r.forwarded, (v) => `${v.toLocaleString('en-US')} of ${settings.messages.toLocaleString('en-US')}`],
 ];
-const value = (build, scenario, pick) => median((results.get(`${build.name}/${scenario}`) ?? []).map(pick));
+const shown = (format, v) => (Number.isNaN(v) ? 'n/a' : format(v));
+const value = (column, scenario, pick) => median((results.get(`${column.label}/${scenario}`) ?? []).map(pick));
+const columnOf = (build, store) => columns.find((column) => column.build === build && column.store === store);
+/** Ours against the second build, store by store (the bare forwarder has the journal's only). */
+const ratios = builds.length > 1 ? stores.map((store) => [columnOf(builds[0], store), columnOf(builds[1], store), store]).filter(([, base]) => base !== undefined) : [];
 for (const scenario of scenarios) {
   const title = scenario === 'healthy' ? 'one healthy URL' : 'a stalled URL and a healthy URL';
   console.log(`\n### ${title} (median of ${settings.rounds})\n`);
-  console.log(`| metric | ${builds.map((b) => b.name).join(' | ')} |${builds.length > 1 ? ` ratio to ${builds[1].name} |` : ''}`);
-  console.log(`|---|${builds.map(() => '---:').join('|')}|${builds.length > 1 ? '---:|' : ''}`);
+  const ratioNames = ratios.map(([, , store]) => `ratio to ${builds[1].name}${stores.length > 1 ? `, ${store.name}` : ''}`);
+  console.log(`| metric | ${[...columns.map((c) => c.name), ...ratioNames].join(' | ')} |`);
+  console.log(`|---|${[...columns, ...ratios].map(() => '---:').join('|')}|`);
   for (const [name, pick, format] of rows) {
-    const values = builds.map((build) => value(build, scenario, pick));
-    const ratio = builds.length > 1 && name !== 'messages forwarded' ? ` ${(values[0] / values[1]).toFixed(2)}× |` : builds.length > 1 ? ' |' : '';
-    console.log(`| ${name} | ${values.map(format).join(' | ')} |${ratio}`);
+    const values = columns.map((column) => shown(format, value(column, scenario, pick)));
+    const quotients = ratios.map(([ours, base]) =>
+      name === 'messages forwarded' ? '' : shown((v) => `${v.toFixed(2)}×`, value(ours, scenario, pick) / value(base, scenario, pick)),
+    );
+    console.log(`| ${name} | ${[...values, ...quotients].join(' | ')} |`);
+  }
+  if (server !== undefined) {
+    const reasons = new Set(columns.flatMap((column) => (results.get(`${column.label}/${scenario}`) ?? []).map((r) => r.statementsUnavailable)));
+    reasons.delete(undefined);
+    console.log(
+      '\nSQL statements: the `calls` pg_stat_statements counted in the run\'s own database, from after its collectors had opened it ' +
+        '(migrations, the pending count and LISTEN not counted) until they had stopped (their last settlements counted), the bench\'s ' +
+        `own queries left out; divided by the messages the receiver got.${[...reasons].map((reason) => ` n/a: ${reason}`).join('')}`,
+    );
   }
 }
 if (scenarios.length === 2) {
   console.log('\n### stalled URL added: forwarded msgs/s as a share of the healthy-only figure\n');
-  console.log('| build | share |\n|---|---:|');
-  for (const build of builds) {
-    const share = value(build, 'stalled', (r) => r.forwardedPerSecond) / value(build, 'healthy', (r) => r.forwardedPerSecond);
-    console.log(`| ${build.name} | ${(100 * share).toFixed(1)} % |`);
+  console.log('| collector | share |\n|---|---:|');
+  for (const column of columns) {
+    const share = value(column, 'stalled', (r) => r.forwardedPerSecond) / value(column, 'healthy', (r) => r.forwardedPerSecond);
+    console.log(`| ${column.name} | ${(100 * share).toFixed(1)} % |`);
+  }
+}
+if (server !== undefined) {
+  const [journal, one, three] = stores;
+  const verdict = (v, met) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(2)} ${met(v) ? '(met)' : '(missed)'}`);
+  console.log('\n### PostgreSQL store against its targets\n');
+  console.log('| scenario | build | PG 1 process ÷ journal, forwarded msgs/s (≥ 0.80) | PG 3 processes ÷ PG 1 process, forwarded msgs/s (> 1) | statements per delivered message, PG 1 · PG 3 (≤ 3) |');
+  console.log('|---|---|---:|---:|---:|');
+  for (const scenario of scenarios) {
+    for (const build of builds.filter((b) => !b.queueless)) {
+      const forwarded = (store) => value(columnOf(build, store), scenario, (r) => r.forwardedPerSecond);
+      const statements = (store) => verdict(value(columnOf(build, store), scenario, (r) => r.statementsPerMessage), (v) => v <= 3);
+      console.log(
+        `| ${scenario} | ${build.name} | ${verdict(forwarded(one) / forwarded(journal), (v) => v >= 0.8)} | ` +
+          `${verdict(forwarded(three) / forwarded(one), (v) => v > 1)} | ${statements(one)} · ${statements(three)} |`,
+      );
+    }
   }
 }
 if (args.profile) {
-  for (const label of builds.flatMap((build) => scenarios.map((s) => `${build.label}-${s}`))) {
+  for (const label of columns.flatMap((column) => scenarios.map((s) => `${column.label}-${s}`))) {
     console.log(`\n### profile of the collector, ${label}: self time\n\n\`\`\`\n${topFunctions(label).join('\n')}\n\`\`\``);
   }
 }
