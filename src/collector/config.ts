@@ -64,7 +64,7 @@ export interface QueueOptions {
 }
 
 /** Defaults of {@link QueueOptions}, declared once. */
-export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({ lease: 30_000, pollInterval: 1_000, maxInFlight: 1_000 });
+export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({ lease: 30_000, pollInterval: 1_000, maxInFlight: 10_000 });
 
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {

@@ -23,13 +23,18 @@ const HOLE_WAIT = 2_000;
 /** Holes looked for at most; beyond, the oldest are given up (only a page's view of them is lost). */
 const MOST_HOLES = 10_000;
 
-/** States written together share one statement, which tells the followers once. */
-const WRITE = `
-  WITH written AS (
-    INSERT INTO events (id, entry, written_by) SELECT id, entry, $3 FROM unnest($1::text[], $2::json[]) AS e(id, entry)
-    RETURNING 1
-  )
-  SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM written)`;
+/** States one statement writes at most (two parameters each, of the 65,535 a statement may have). */
+const WRITE_BATCH = 1_000;
+
+/**
+ * States written together share one statement, which tells the followers once. Each state is a
+ * parameter of its own: an array parameter would have every quote in the JSON escaped on the way.
+ */
+function writeStatement(count: number): string {
+  const rows = Array.from({ length: count }, (_, i) => `($${2 * i + 2}, $${2 * i + 3}, $1::uuid)`).join(', ');
+  return `WITH written AS (INSERT INTO events (id, entry, written_by) VALUES ${rows} RETURNING 1)
+    SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM written)`;
+}
 
 /** The latest state of each of the events among the newest `$1` rows, oldest first. */
 const LATEST = `
@@ -106,9 +111,12 @@ export class PostgresHistory implements EventHistory {
   }
 
   async #write(entries: HistoryEntry[]): Promise<void[]> {
-    // Serialised now, not when recorded: a state that changed since is written as it is now.
-    const rows = entries.map(({ view, webhook }) => JSON.stringify({ view, webhook }));
-    await this.#db.pool().query(WRITE, [entries.map((entry) => entry.view.id), rows, this.#db.writer]);
+    for (let start = 0; start < entries.length; start += WRITE_BATCH) {
+      const batch = entries.slice(start, start + WRITE_BATCH);
+      // Serialised now, not when recorded: a state that changed since is written as it is now.
+      const values = batch.flatMap(({ view, webhook }) => [view.id, JSON.stringify({ view, webhook })]);
+      await this.#db.pool().query(writeStatement(batch.length), [this.#db.writer, ...values]);
+    }
     return entries.map(() => undefined);
   }
 }
@@ -177,11 +185,11 @@ class Follower {
     let full: boolean;
     do {
       const holes = [...this.#holes.keys()].map(String);
-      const { rows } = await pool.query<{ seq: string; entry: HistoryEntry | null }>(READ, [String(this.#seen), this.#db.writer, holes]);
+      const { rows } = await pool.query<{ seq: string; entry: string | null }>(READ, [String(this.#seen), this.#db.writer, holes]);
       if (this.#stopping) return;
       full = rows.length === READ_BATCH;
       this.#account(rows.map((row) => BigInt(row.seq)));
-      const entries = rows.flatMap((row) => (row.entry === null ? [] : [row.entry]));
+      const entries = rows.flatMap((row) => (row.entry === null ? [] : [JSON.parse(row.entry) as HistoryEntry]));
       if (entries.length > 0) this.#listener(entries);
     } while (full);
   }
@@ -204,6 +212,6 @@ class Follower {
 
 /** The latest state of each event among the newest `limit` rows, oldest first, and the highest `seq` there. */
 async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntry[]; seq: bigint }> {
-  const { rows } = await pool.query<{ entry: HistoryEntry; seq: string }>(LATEST, [limit]);
-  return { entries: rows.map((row) => row.entry), seq: rows.length === 0 ? 0n : BigInt(rows.at(-1)!.seq) };
+  const { rows } = await pool.query<{ entry: string; seq: string }>(LATEST, [limit]);
+  return { entries: rows.map((row) => JSON.parse(row.entry) as HistoryEntry), seq: rows.length === 0 ? 0n : BigInt(rows.at(-1)!.seq) };
 }

@@ -28,9 +28,15 @@ interface Migration {
  * attempts started; `targets` lists the webhooks still worth asking (NULL: all of them). Settled
  * rows keep `settled_at` for retention.
  *
+ * `batched_analytics_due(n)` locks and returns the ids of the `n` rows due first, read in order
+ * from the due index. It is a function only to plan it with bitmap scans and sorts off: a queue
+ * table fills and drains faster than its statistics follow, and with too few rows in them the
+ * planner chose to read and sort every due row for each claim, however long the backlog.
+ *
  * `events` is the live page's history, shared by the processes: one row per recorded state of an
- * event (its view and the webhook it was sent as), appended, never updated, so `seq` tells the
- * processes following it what is new. An event's current state is its row with the highest `seq`.
+ * event (its view and the webhook it was sent as, as JSON text: only collectors read it, and text
+ * spares the server parsing it), appended, never updated, so `seq` tells the processes following
+ * it what is new. An event's current state is its row with the highest `seq`.
  * `written_by` names the process that wrote it, so that one does not read its own states back.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -77,10 +83,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE events (
         seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         id text NOT NULL,
-        entry json NOT NULL,
+        entry text NOT NULL,
         written_by uuid NOT NULL,
         written_at timestamptz NOT NULL DEFAULT now()
-      );`,
+      );
+      CREATE FUNCTION batched_analytics_due(n integer) RETURNS SETOF text LANGUAGE sql
+        SET enable_bitmapscan = off SET enable_sort = off
+        AS $$
+          SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= now()
+          ORDER BY next_attempt_at, seq LIMIT n FOR UPDATE SKIP LOCKED
+        $$;`,
   },
 ];
 

@@ -22,47 +22,50 @@ export const WORK_CHANNEL = 'batched_analytics_work';
 const MS = `* interval '1 millisecond'`;
 
 /**
- * One statement per acceptance, whatever the number of deliveries: the columns travel as arrays
- * (a fixed number of parameters, so a 20,000-member audience sync fits as well as one message) and
- * are unnested in order, so `seq` follows the order of acceptance. The first `$10` rows are
+ * One statement per acceptance, whatever the number of deliveries: they travel as one JSON array
+ * (one parameter, so a 20,000-member audience sync fits as well as one message; serialised by
+ * `JSON.stringify` rather than quoted element by element as array literals) and are inserted in
+ * order, so `seq` follows the order of acceptance. The first `$10` rows are
  * claimed for the accepting process as they are inserted (it delivers them at once: no claim
  * statement for them); when any are left unclaimed, the other processes are told.
  */
 const INSERT_DELIVERIES = `
   WITH inserted AS (
     INSERT INTO deliveries (id, source, message, message_id, type, body, received_at, attempts, claim_id, claimed_by, lease_until, next_attempt_at)
-    SELECT id, source, message, message_id, type, body, received_at,
-      CASE WHEN n <= $10 THEN 1 ELSE 0 END,
-      CASE WHEN n <= $10 THEN $8::uuid END,
-      CASE WHEN n <= $10 THEN $9 END,
-      CASE WHEN n <= $10 THEN now() + $11::integer ${MS} END,
-      CASE WHEN n <= $10 THEN now() + $11::integer ${MS} ELSE now() END
-    FROM unnest($1::text[], $2::text[], $3::json[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+    SELECT id, source, message::json, message_id, type, body, received_at,
+      CASE WHEN n <= $4 THEN 1 ELSE 0 END,
+      CASE WHEN n <= $4 THEN $2::uuid END,
+      CASE WHEN n <= $4 THEN $3 END,
+      CASE WHEN n <= $4 THEN now() + $5::integer ${MS} END,
+      CASE WHEN n <= $4 THEN now() + $5::integer ${MS} ELSE now() END
+    FROM ROWS FROM (json_to_recordset($1::json) AS (id text, source text, message text, message_id text, type text, body text, received_at bigint))
       WITH ORDINALITY AS d(id, source, message, message_id, type, body, received_at, n)
     ORDER BY n
     RETURNING 1
   )
-  SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $10`;
+  SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $4`;
 
 const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.seq';
 
 /**
- * Claims the due rows, oldest due first, skipping rows another transaction is claiming right now
- * (`SKIP LOCKED`: concurrent claimers never wait for or share a row). The lease's end becomes the
- * row's `next_attempt_at`, so a claim that lapses makes the row due again by itself.
+ * Claims the due rows, oldest due first (`batched_analytics_due`, see the schema), skipping rows
+ * another transaction is claiming right now (`SKIP LOCKED`: concurrent claimers never wait for or
+ * share a row). The lease's end becomes the row's `next_attempt_at`, so a claim that lapses makes
+ * the row due again by itself.
  */
 const CLAIM = `
   UPDATE deliveries AS d
   SET claim_id = $1, claimed_by = $2, attempts = d.attempts + 1, lease_until = now() + $3::integer ${MS}, next_attempt_at = now() + $3::integer ${MS}
-  FROM (
-    SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED
-  ) AS due
-  WHERE d.id = due.id
+  WHERE d.id = ANY (ARRAY(SELECT batched_analytics_due($4)))
   ${RETURNING}`;
 
-/** Rows still held by their claims: `$1` ids, `$2` claim ids. */
-const HELD = `d.id = h.id AND d.claim_id = h.claim AND d.status = 'pending'`;
+/**
+ * Rows still held by their claims: `$1` ids, `$2` claim ids (a row has a claim id only while it is
+ * pending and claimed). Looked up by primary key: with a condition on `status`, the planner (its
+ * statistics lagging behind a queue table that fills and drains in seconds) took the partial index
+ * of pending rows and hashed every one of them for each statement instead.
+ */
+const HELD = `d.id = ANY($1::text[]) AND d.id = h.id AND d.claim_id = h.claim`;
 
 const RENEW = `
   UPDATE deliveries AS d SET lease_until = now() + $3::integer ${MS}, next_attempt_at = now() + $3::integer ${MS}
@@ -80,7 +83,7 @@ const RETRY = `
 
 /** Settlements that arrive together share one statement. */
 const SETTLE = `
-  UPDATE deliveries AS d SET status = h.outcome, settled_at = now(), lease_until = NULL
+  UPDATE deliveries AS d SET status = h.outcome, settled_at = now(), claim_id = NULL, lease_until = NULL
   FROM unnest($1::text[], $2::uuid[], $3::text[]) AS h(id, claim, outcome)
   WHERE ${HELD}
   RETURNING d.id`;
@@ -301,19 +304,18 @@ export class PostgresStore implements Store {
     if (deliveries.length === 0) return [];
     const claim = crypto.randomUUID();
     const claiming = Math.min(deliveries.length, Math.max(0, options?.claim ?? 0));
-    await db.query(INSERT_DELIVERIES, [
-      deliveries.map((d) => d.id),
-      deliveries.map((d) => d.source),
-      deliveries.map((d) => JSON.stringify(d.message)),
-      deliveries.map((d) => d.webhook.messageId),
-      deliveries.map((d) => d.webhook.type),
-      deliveries.map((d) => d.webhook.body),
-      deliveries.map((d) => d.webhook.receivedAt),
-      claim,
-      this.#claimant,
-      claiming,
-      options?.lease ?? 0,
-    ]);
+    const rows = deliveries.map(({ id, source, message, webhook }) => ({
+      id,
+      source,
+      // As text: a JSON string escape a message may hold (\u0000, a lone surrogate) is kept as
+      // written, where reading it as a json field of the array would decode it, and fail.
+      message: JSON.stringify(message),
+      message_id: webhook.messageId,
+      type: webhook.type,
+      body: webhook.body,
+      received_at: webhook.receivedAt,
+    }));
+    await db.query(INSERT_DELIVERIES, [JSON.stringify(rows), claim, this.#claimant, claiming, options?.lease ?? 0]);
     return deliveries.slice(0, claiming).map((delivery) => ({ delivery, claim, attempt: 1 }));
   }
 
