@@ -2,7 +2,7 @@
 // per test. Without PostgreSQL installed these tests skip (one line says why); under CI=true they fail.
 import { hostname } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PostgresStore } from '../../src/collector/postgres/store.js';
+import { PostgresStore, type PostgresStoreOptions } from '../../src/collector/postgres/store.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
 import { delivery, storeContract } from './store-contract.js';
 
@@ -19,8 +19,8 @@ storeContract(
 
 describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
   const stores: PostgresStore[] = [];
-  const store = (url: string) => {
-    const created = new PostgresStore(url);
+  const store = (url: string, options?: PostgresStoreOptions) => {
+    const created = new PostgresStore(url, options);
     stores.push(created);
     return created;
   };
@@ -52,9 +52,20 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await sql(url, 'SELECT id, claim_id FROM deliveries')).toEqual([{ id: 'a', claim_id: null }]);
   });
 
-  it('keeps a settled delivery as a row with its outcome, who settled it and when, for retention to remove', async () => {
+  it('deletes a settled delivery as it settles, by default, and leaves the pending ones', async () => {
     const url = await cluster().createDatabase();
     const first = store(url);
+    await first.open();
+    const [a, b] = await first.accept([delivery('a'), delivery('b'), delivery('c')], { claim: 2, lease: 60_000 });
+    expect(await Promise.all([first.settle(a!, 'delivered'), first.settle(b!, 'failed')])).toEqual([true, true]);
+    expect(await sql(url, 'SELECT id, status FROM deliveries')).toEqual([{ id: 'c', status: 'pending' }]);
+    // Settled once: a second settlement of the same claim finds nothing to settle.
+    expect(await first.settle(a!, 'delivered')).toBe(false);
+  });
+
+  it('with keepSettledFor, keeps a settled delivery as a row with its outcome, who settled it and when, for retention to remove', async () => {
+    const url = await cluster().createDatabase();
+    const first = store(url, { keepSettledFor: 60_000 });
     await first.open();
     const [a, b] = await first.accept([delivery('a'), delivery('b'), delivery('c', 1_700_000_000_123)], { claim: 2, lease: 60_000 });
     await first.settle(a!, 'delivered');

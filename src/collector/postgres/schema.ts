@@ -25,8 +25,9 @@ interface Migration {
  * `claimed_by` (host and pid, for monitoring and tests) and `lease_until`, and moves
  * `next_attempt_at` to the lease's end: a claim that is neither renewed nor settled makes the row
  * due again when its lease runs out, with no other column to look at. `attempts` counts the
- * attempts started; `targets` lists the webhooks still worth asking (NULL: all of them). Settled
- * rows keep `settled_at` for retention.
+ * attempts started; `targets` lists the webhooks still worth asking (NULL: all of them). A settled
+ * row is deleted, or, when the store keeps settled rows, keeps its outcome in `status` and
+ * `settled_at` for retention (with its claim id cleared: only a pending, claimed row has one).
  *
  * `batched_analytics_due(n)` locks and returns the ids of the `n` rows due first, read in order
  * from the due index. It is a function only to plan it with bitmap scans and sorts off: a queue

@@ -81,8 +81,15 @@ const RETRY = `
   WHERE ${HELD}
   RETURNING d.id`;
 
-/** Settlements that arrive together share one statement. */
+/** Settlements that arrive together share one statement; by default they delete their rows. */
 const SETTLE = `
+  DELETE FROM deliveries AS d
+  USING unnest($1::text[], $2::uuid[], $3::text[]) AS h(id, claim, outcome)
+  WHERE ${HELD}
+  RETURNING d.id`;
+
+/** With `keepSettledFor`: the row stays with its outcome, for the retention sweep to remove. */
+const SETTLE_AND_KEEP = `
   UPDATE deliveries AS d SET status = h.outcome, settled_at = now(), claim_id = NULL, lease_until = NULL
   FROM unnest($1::text[], $2::uuid[], $3::text[]) AS h(id, claim, outcome)
   WHERE ${HELD}
@@ -109,19 +116,21 @@ const WRITE_AUDIENCE = `
 /** Options of {@link PostgresStore}. Durations in ms. */
 export interface PostgresStoreOptions {
   /**
-   * How long a settled delivery stays in `deliveries` (to look up what was sent, and when) before
-   * the retention sweep removes it.
-   * @default 86400000 (24 h)
+   * How long a settled delivery stays in `deliveries`, with its outcome (to look up what was sent,
+   * and when), before the retention sweep removes it. `0`: its row is deleted as it settles, which
+   * costs the database about a fifth less per delivery than keeping it (no new row version, no
+   * index entries, no sweep).
+   * @default 0
    */
   keepSettledFor?: number;
   /**
-   * How often the retention sweep runs.
+   * How often the retention sweep runs, when `keepSettledFor` keeps settled rows.
    * @default 60000 (1 min)
    */
   sweepEvery?: number;
 }
 
-export const POSTGRES_DEFAULTS = { keepSettledFor: 24 * 60 * 60 * 1000, sweepEvery: 60_000 } as const;
+export const POSTGRES_DEFAULTS = { keepSettledFor: 0, sweepEvery: 60_000 } as const;
 
 interface DeliveryRow {
   id: string;
@@ -165,7 +174,7 @@ export class PostgresStore implements Store {
   /** Statements in progress, which close() lets finish. */
   readonly #running = new Set<Promise<unknown>>();
   readonly #retries = new Batcher<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
-  readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>((items) => this.#grouped(SETTLE, items));
+  readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>((items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items));
   readonly #workListeners = new Set<() => void>();
 
   /**
@@ -203,7 +212,7 @@ export class PostgresStore implements Store {
         for (const listener of this.#workListeners) listener();
       });
       await this.#listener.start();
-      this.#sweeper = new SettledSweeper(pool, this.#retention);
+      if (this.#retention.keepFor > 0) this.#sweeper = new SettledSweeper(pool, this.#retention);
       log('collector: PostgreSQL store opened: %d pending', rows[0]!.pending);
       return { pending: rows[0]!.pending };
     } catch (error) {
