@@ -45,8 +45,8 @@ describe('parseConfig', () => {
     });
   });
 
-  it('claims deliveries for 30 s at a time, polls every second, and holds at most 1,000 at once by default', () => {
-    expect(parseConfig({ sources: [source()] }).queue).toEqual({ lease: 30_000, pollInterval: 1_000, maxInFlight: 1_000 });
+  it('claims deliveries for 30 s at a time, polls every second, and holds at most 10,000 at once by default', () => {
+    expect(parseConfig({ sources: [source()] }).queue).toEqual({ lease: 30_000, pollInterval: 1_000, maxInFlight: 10_000 });
   });
 
   it('bounds slow clients by default: 10 s for headers, 30 s for a whole request, 1,000 connections', () => {
