@@ -15,7 +15,9 @@
 //
 //   npm run bench:collector -- [--messages N (10000)] [--timeout MS (1000, the webhooks' timeout)]
 //                              [--flush-at N (100)] [--rounds N (1)] [--baseline DIR]
-//                              [--run-timeout S (30)] [--scenarios healthy,stalled] [--ceiling] [--profile (node --cpu-prof the collector
+//                              [--run-timeout S (30)] [--scenarios healthy,stalled (and/or remote: one URL answering
+//                              after --remote-delay MS (20), as across a network, where a collector's 64 requests per
+//                              URL bound what it forwards)] [--ceiling] [--profile (node --cpu-prof the collector
 //                              into bench/profiles/ and print its top functions)]
 //                              [--store local | --store postgres://USER[:PASSWORD]@HOST:PORT/DB (local: a throwaway
 //                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
@@ -44,6 +46,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     ceiling: { type: 'boolean', default: false },
     scenarios: { type: 'string', default: 'healthy,stalled' },
+    'remote-delay': { type: 'string', default: '20' },
     store: { type: 'string' },
   },
 });
@@ -60,6 +63,7 @@ const settings = {
   flushAt: positiveInteger('flush-at'),
   rounds: positiveInteger('rounds'),
   runTimeoutMs: positiveInteger('run-timeout') * 1000,
+  remoteDelay: positiveInteger('remote-delay'),
 };
 if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//.test(args.store)) {
   throw new Error(`Expected --store to be local or a postgres:// URL, got ${args.store}`);
@@ -124,8 +128,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 // ---------------------------------------------------------------- processes
 
 async function startReceiver() {
-  const child = fork(here('./receiver.mjs'), [], { stdio: 'inherit' });
-  const { healthy, stalled } = await nextMessage(child, 'listening');
+  const child = fork(here('./receiver.mjs'), [], { stdio: 'inherit', env: { ...process.env, REMOTE_DELAY: String(settings.remoteDelay) } });
+  const { healthy, stalled, remote } = await nextMessage(child, 'listening');
   const { pid } = child;
   const ask = (type) => {
     const reply = nextMessage(child, type);
@@ -138,6 +142,7 @@ async function startReceiver() {
   return {
     healthy,
     stalled,
+    remote,
     cpuMs: () => cpuMsOf(pid),
     count: async () => (await ask('count')).count,
     report: () => ask('report'),
@@ -217,7 +222,11 @@ async function run(build, store, scenario, server) {
     undo.push(async () => rmSync(temp, { recursive: true, force: true }));
     const receiver = await startReceiver();
     undo.push(receiver.stop);
-    const webhooks = scenario === 'stalled' ? [{ url: receiver.stalled }, { url: receiver.healthy }] : [{ url: receiver.healthy }];
+    const webhooks = {
+      healthy: [{ url: receiver.healthy }],
+      stalled: [{ url: receiver.stalled }, { url: receiver.healthy }],
+      remote: [{ url: receiver.remote }],
+    }[scenario];
     const config = path.join(temp, 'collector.json');
     writeFileSync(
       config,
@@ -314,7 +323,8 @@ function topFunctions(label, count = 12) {
 // ---------------------------------------------------------------- main
 
 const scenarios = args.scenarios.split(',');
-if (scenarios.length === 0 || scenarios.some((s) => s !== 'healthy' && s !== 'stalled')) throw new Error(`Expected --scenarios to list healthy and/or stalled, got ${args.scenarios}`);
+const TITLES = { healthy: 'one healthy URL', stalled: 'a stalled URL and a healthy URL', remote: `one URL answering after ${args['remote-delay']} ms` };
+if (scenarios.length === 0 || scenarios.some((s) => !(s in TITLES))) throw new Error(`Expected --scenarios to list some of healthy, stalled, remote, got ${args.scenarios}`);
 const results = new Map();
 const server = args.store === undefined ? undefined : await openServer(args.store);
 if (server !== undefined) undo.push(server.stop);
@@ -363,7 +373,7 @@ const columnOf = (build, store) => columns.find((column) => column.build === bui
 /** Ours against the second build, store by store (the bare forwarder has the journal's only). */
 const ratios = builds.length > 1 ? stores.map((store) => [columnOf(builds[0], store), columnOf(builds[1], store), store]).filter(([, base]) => base !== undefined) : [];
 for (const scenario of scenarios) {
-  const title = scenario === 'healthy' ? 'one healthy URL' : 'a stalled URL and a healthy URL';
+  const title = TITLES[scenario];
   console.log(`\n### ${title} (median of ${settings.rounds})\n`);
   const ratioNames = ratios.map(([, , store]) => `ratio to ${builds[1].name}${stores.length > 1 ? `, ${store.name}` : ''}`);
   console.log(`| metric | ${[...columns.map((c) => c.name), ...ratioNames].join(' | ')} |`);
@@ -385,7 +395,7 @@ for (const scenario of scenarios) {
     );
   }
 }
-if (scenarios.length === 2) {
+if (scenarios.includes('healthy') && scenarios.includes('stalled')) {
   console.log('\n### stalled URL added: forwarded msgs/s as a share of the healthy-only figure\n');
   console.log('| collector | share |\n|---|---:|');
   for (const column of columns) {

@@ -1,6 +1,7 @@
 // The collector benchmark's webhook receiver: a child process (forked by bench/collector.mjs) with
-// two loopback servers. The healthy one answers 200 at once and stamps when each message first
-// arrived; the stalled one reads the request and never answers (the collector's timeout ends it).
+// three loopback servers. The healthy one answers 200 at once and stamps when each message first
+// arrived; the remote one does the same after REMOTE_DELAY ms (20), as a receiver across a network
+// does; the stalled one reads the request and never answers (the collector's timeout ends it).
 // Cheap on purpose: it scans the raw body for `"seq":` instead of parsing it.
 import { createServer } from 'node:http';
 
@@ -20,31 +21,38 @@ function seqOf(body) {
   return Number(body.toString('latin1', at + MARK.length, end));
 }
 
-const healthy = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
-  req.on('end', () => {
-    requests += 1;
-    const seq = seqOf(Buffer.concat(chunks));
-    if (seq !== undefined && !arrivals.has(seq)) arrivals.set(seq, clock());
-    res.writeHead(200, { 'content-length': 0 }).end();
+/** Stamps each message's arrival and answers 200, at once or after `delay` ms (a receiver across a network). */
+const answering = (delay) =>
+  createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      requests += 1;
+      const seq = seqOf(Buffer.concat(chunks));
+      if (seq !== undefined && !arrivals.has(seq)) arrivals.set(seq, clock());
+      const answer = () => res.writeHead(200, { 'content-length': 0 }).end();
+      if (delay > 0) setTimeout(answer, delay);
+      else answer();
+    });
   });
-});
+const healthy = answering(0);
+const remote = answering(Number(process.env.REMOTE_DELAY ?? 20));
 const stalled = createServer((req) => {
   stalledRequests += 1;
   req.resume();
 });
 
 const listen = (server) => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
-const [healthyPort, stalledPort] = await Promise.all([listen(healthy), listen(stalled)]);
-process.send({ type: 'listening', healthy: `http://127.0.0.1:${healthyPort}/in`, stalled: `http://127.0.0.1:${stalledPort}/in` });
+const [healthyPort, stalledPort, remotePort] = await Promise.all([listen(healthy), listen(stalled), listen(remote)]);
+const url = (port) => `http://127.0.0.1:${port}/in`;
+process.send({ type: 'listening', healthy: url(healthyPort), stalled: url(stalledPort), remote: url(remotePort) });
 
 process.on('message', (message) => {
   if (message.type === 'count') process.send({ type: 'count', count: arrivals.size });
   if (message.type === 'report') process.send({ type: 'report', arrivals: [...arrivals], requests, stalledRequests });
 });
 process.on('disconnect', () => {
-  for (const server of [healthy, stalled]) {
+  for (const server of [healthy, stalled, remote]) {
     server.closeAllConnections();
     server.close();
   }
