@@ -1,0 +1,90 @@
+// The event hub with a history other processes record into (collectors sharing a database): what a
+// page sees when their states arrive, late or early, and that nobody is followed without a page.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventHub, type EventView } from '../../src/collector/events.js';
+import type { EventHistory, HistoryEntry } from '../../src/collector/history.js';
+import { waitFor, watchEvents } from '../helpers/collector.js';
+
+/** A history shared with other processes, whose states the test hands over itself. */
+function sharedHistory() {
+  const recorded: string[] = [];
+  let listener: ((entries: HistoryEntry[]) => void) | undefined;
+  const history: EventHistory = {
+    open: async () => [],
+    record: (entry) => recorded.push(`${entry.view.id} ${entry.view.status}`),
+    compact: () => undefined,
+    close: async () => undefined,
+    follow: (_backlog, listen) => {
+      listener = listen;
+      return () => {
+        listener = undefined;
+      };
+    },
+  };
+  return { history, recorded, following: () => listener !== undefined, deliver: (...views: EventView[]) => listener!(views.map((view) => ({ view }))) };
+}
+
+function view(id: string, webhook: Partial<EventView['webhooks'][number]>, attempts: EventView['attempts'] = []): EventView {
+  const webhooks = [{ url: 'http://127.0.0.1:9/in', status: 'pending' as const, attempts: 0, ...webhook }];
+  const settled = webhooks[0]!.status === 'delivered' ? 'delivered' : webhooks[0]!.status === 'retrying' ? 'retrying' : 'pending';
+  return { id, receivedAt: new Date(0).toISOString(), source: 'web', origin: 'api', message: { type: 'track' }, routes: [], status: settled, webhooks, attempts };
+}
+
+const servers: http.Server[] = [];
+// A test that failed left its page connected: cut it, or close() would wait for it.
+afterEach(() => Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve).closeAllConnections()))));
+
+async function page(hub: EventHub) {
+  const server = http.createServer((_, res) => hub.attach(res));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return watchEvents(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+}
+
+describe('EventHub with a shared history', () => {
+  it('follows the other processes only while a page is open', async () => {
+    const shared = sharedHistory();
+    const hub = new EventHub({ history: shared.history });
+    expect(shared.following()).toBe(false);
+    const events = await page(hub);
+    await waitFor(shared.following, 'following');
+    events.close();
+    await waitFor(() => !shared.following(), 'following stopped');
+    await hub.close();
+  });
+
+  it('keeps the further state of an event whichever arrives last, lists the requests of both, and records none of theirs', async () => {
+    const shared = sharedHistory();
+    const hub = new EventHub({ history: shared.history });
+    const events = await page(hub);
+    await waitFor(shared.following, 'following');
+    const first = { at: 1, webhook: 0, attempt: 1, status: 503, durationMs: 5 };
+    const second = { at: 2, webhook: 0, attempt: 2, status: 200, durationMs: 5 };
+
+    // Delivered here on the second attempt; the other process's record of the first comes late.
+    hub.add(view('late', {}));
+    hub.recordAttempt('late', second);
+    hub.updateWebhook('late', 0, { status: 'delivered', attempts: 2, httpStatus: 200 });
+    shared.deliver(view('late', { status: 'retrying', attempts: 1, httpStatus: 503 }, [first]));
+    // Still pending here; the other process delivered it.
+    hub.add(view('theirs', {}));
+    shared.deliver(view('theirs', { status: 'delivered', attempts: 1, httpStatus: 200 }, [second]));
+    // Never seen here.
+    shared.deliver(view('unknown', { status: 'delivered', attempts: 1 }));
+
+    await waitFor(() => events.latest.has('unknown'), 'the unknown event');
+    expect(events.latest.get('late')).toMatchObject({ status: 'delivered', webhooks: [{ status: 'delivered', attempts: 2, httpStatus: 200 }] });
+    expect(hub.get('late')!.attempts).toEqual([first, second]);
+    expect(events.latest.get('theirs')).toMatchObject({ status: 'delivered', webhooks: [{ status: 'delivered', httpStatus: 200 }] });
+    expect(hub.get('unknown')).toMatchObject({ status: 'delivered' });
+    expect(shared.recorded).toEqual(['late delivered']);
+
+    // A state that lists requests already listed here adds none twice.
+    shared.deliver(view('late', { status: 'delivered', attempts: 2, httpStatus: 200 }, [first, second]));
+    expect(hub.get('late')!.attempts).toEqual([first, second]);
+    events.close();
+    await hub.close();
+  });
+});
