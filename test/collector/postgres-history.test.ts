@@ -123,11 +123,31 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
     expect(seen.ids()).toEqual(['first', 'late', 'early']);
   });
 
+  it('holds at most `retention` states while the database does not take them, and drops the rest', async () => {
+    const url = await cluster().createDatabase();
+    const history = await open(url, 5);
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+      for (let n = 1; n <= 20; n++) history.record(entry(`e${n}`));
+      await blocker.query('COMMIT');
+    } finally {
+      await blocker.end();
+    }
+    await history.close();
+    expect((await sql<{ id: string }>(url, 'SELECT id FROM events ORDER BY seq')).map((row) => row.id)).toEqual(['e1', 'e2', 'e3', 'e4', 'e5']);
+  });
+
   it('trims the table to the newest `retention` rows when compacted', async () => {
     const url = await cluster().createDatabase();
     const history = await open(url, 3);
-    for (const id of ['a', 'b', 'c', 'd', 'e']) history.record(entry(id));
-    await history.close();
+    // Written one by one: at most 3 states wait to be written at once.
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      history.record(entry(id));
+      await history.close();
+    }
     history.compact([]);
     const rows = await rowsOf(url, 'SELECT id FROM events ORDER BY seq', (rows) => rows.length <= 3);
     expect(rows.map((row) => row.id)).toEqual(['c', 'd', 'e']);

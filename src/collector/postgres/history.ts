@@ -74,6 +74,8 @@ export class PostgresHistory implements EventHistory {
   readonly #db: HistoryConnection;
   readonly #retention: number;
   readonly #writes = new Batcher<HistoryEntry>((entries) => this.#write(entries));
+  /** States recorded and not written yet: at most `retention`, so a stalled database cannot grow memory. */
+  #waiting = 0;
   #following: Follower | undefined;
 
   constructor(db: HistoryConnection, retention: number) {
@@ -86,7 +88,15 @@ export class PostgresHistory implements EventHistory {
   }
 
   record(entry: HistoryEntry): void {
-    this.#writes.add(entry).catch((error: unknown) => log('collector: could not write the event history: %O', error));
+    if (this.#waiting >= this.#retention) {
+      log('collector: the event history is %d states behind; not recording %s', this.#waiting, entry.view.id);
+      return;
+    }
+    this.#waiting++;
+    this.#writes
+      .add(entry)
+      .catch((error: unknown) => log('collector: could not write the event history: %O', error))
+      .finally(() => this.#waiting--);
   }
 
   compact(): void {
