@@ -15,6 +15,8 @@
 //
 //   npm run bench:collector -- [--messages N (10000)] [--timeout MS (1000, the webhooks' timeout)]
 //                              [--flush-at N (100)] [--rounds N (1)] [--baseline DIR]
+//                              [--warmup N (5000) messages forwarded by each collector process before the measured
+//                              run, which then measures processes as they run for days; 0: from a cold start]
 //                              [--run-timeout S (30)] [--scenarios healthy,stalled (and/or remote: one URL answering
 //                              after --remote-delay MS (20), as across a network, where a collector's 64 requests per
 //                              URL bound what it forwards)] [--ceiling] [--profile (node --cpu-prof the collector
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     timeout: { type: 'string', default: '1000' },
     'flush-at': { type: 'string', default: '100' },
     rounds: { type: 'string', default: '1' },
+    warmup: { type: 'string', default: '5000' },
     baseline: { type: 'string' },
     'run-timeout': { type: 'string', default: '30' },
     profile: { type: 'boolean', default: false },
@@ -51,17 +54,20 @@ const { values: args } = parseArgs({
   },
 });
 
-function positiveInteger(name) {
+function integerAtLeast(name, least) {
   const value = Number(args[name]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`Expected --${name} to be an integer >= 1, got ${args[name]}`);
+  if (!Number.isInteger(value) || value < least) throw new Error(`Expected --${name} to be an integer >= ${least}, got ${args[name]}`);
   return value;
 }
+const positiveInteger = (name) => integerAtLeast(name, 1);
+const nonNegativeInteger = (name) => integerAtLeast(name, 0);
 
 const settings = {
   messages: positiveInteger('messages'),
   timeout: positiveInteger('timeout'),
   flushAt: positiveInteger('flush-at'),
   rounds: positiveInteger('rounds'),
+  warmup: nonNegativeInteger('warmup'),
   runTimeoutMs: positiveInteger('run-timeout') * 1000,
   remoteDelay: positiveInteger('remote-delay'),
 };
@@ -244,28 +250,48 @@ async function run(build, store, scenario, server) {
       undo.push(collector.stop);
       collectors.push(collector);
     }
+    const track = (client, seq, callback) =>
+      client.track({ userId: `user-${seq % 100}`, event: 'Order Completed', properties: { seq, total: 30, currency: 'EUR', sku: 'sku-1234' } }, callback);
+    const sendAll = (count, first, callback) => {
+      const clients = collectors.map(({ url }) => new Analytics('wk_bench', { endpoint: url, flushAt: settings.flushAt, maxQueueSize: count }));
+      for (let seq = first; seq < first + count; seq++) track(clients[seq % clients.length], seq, (error) => callback(seq, error));
+      return clients;
+    };
+    const waitForArrivals = async (count, deadline) => {
+      let arrived = 0;
+      while ((arrived = await receiver.count()) < count && clock() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      return arrived;
+    };
+    // Each process first forwards --warmup messages of its own (numbered after the measured ones),
+    // so that the run measures collectors as they run for days: compiled, their heaps grown; then
+    // the webhook timeout passes, for the stalled URL's requests to end.
+    const warmup = settings.warmup * collectors.length;
+    if (warmup > 0) {
+      const clients = sendAll(warmup, settings.messages, () => undefined);
+      await Promise.all(clients.map((client) => client.close({ timeout: settings.runTimeoutMs })));
+      if ((await waitForArrivals(warmup, clock() + settings.runTimeoutMs)) < warmup) throw new Error(`the warm-up was not forwarded within ${settings.runTimeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, settings.timeout));
+    }
     await database?.countFromNow();
+    // Their start and warm-up are not work per message.
+    const cpuAtStart = { collector: sum(collectors.map((collector) => collector.cpuMs())), receiver: receiver.cpuMs() };
 
     const acceptedAt = new Array(settings.messages);
-    const clients = collectors.map(({ url }) => new Analytics('wk_bench', { endpoint: url, flushAt: settings.flushAt, maxQueueSize: settings.messages }));
     const started = clock();
     const deadline = started + settings.runTimeoutMs;
-    for (let seq = 0; seq < settings.messages; seq++) {
-      clients[seq % clients.length].track(
-        { userId: `user-${seq % 100}`, event: 'Order Completed', properties: { seq, total: 30, currency: 'EUR', sku: 'sku-1234' } },
-        (error) => {
-          if (error === undefined) acceptedAt[seq] = clock();
-        },
-      );
-    }
+    const clients = sendAll(settings.messages, 0, (seq, error) => {
+      if (error === undefined) acceptedAt[seq] = clock();
+    });
     const summaries = await Promise.all(clients.map((client) => client.close({ timeout: Math.max(0, Math.round(deadline - clock())) })));
     const accepted = sum(summaries.map((summary) => summary.delivered));
     const acceptedEnd = clock();
-    let forwarded = 0;
-    while ((forwarded = await receiver.count()) < accepted && clock() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const forwarded = (await waitForArrivals(warmup + accepted, deadline)) - warmup;
     const forwardedEnd = clock();
     const peakRss = Math.max(...collectors.map((collector) => collector.peakRss()));
-    const cpu = { collector: sum(collectors.map((collector) => collector.cpuMs())), receiver: receiver.cpuMs() };
+    const cpu = {
+      collector: sum(collectors.map((collector) => collector.cpuMs())) - cpuAtStart.collector,
+      receiver: receiver.cpuMs() - cpuAtStart.receiver,
+    };
     const report = await receiver.report();
     // Stopped first, so that the settlements they still held are written and counted.
     await Promise.all(collectors.map((collector) => collector.stop()));

@@ -1,12 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { Batcher } from '../../src/collector/postgres/batcher.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Batcher, type BatcherOptions } from '../../src/collector/postgres/batcher.js';
 
 /** A batcher whose flushes wait until the test ends them, recording what each carried. */
-function controlled() {
+function controlled(options?: BatcherOptions) {
   const flushes: { items: number[]; end: (error?: Error) => void }[] = [];
   // Each flush answers every item with ten times its value, as a statement answers each row.
   const batcher = new Batcher<number, number>(
     (items) => new Promise<number[]>((resolve, reject) => flushes.push({ items, end: (error) => (error ? reject(error) : resolve(items.map((item) => item * 10))) })),
+    options,
   );
   return { batcher, flushes };
 }
@@ -52,5 +53,71 @@ describe('Batcher (group commit of the PostgreSQL store)', () => {
     await added;
     await batcher.idle();
     expect(idle).toBe(true);
+  });
+
+  describe('with linger', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('flushes what arrived within linger ms of the first item as one group, then waits again for the next', async () => {
+      vi.useFakeTimers();
+      const { batcher, flushes } = controlled({ linger: 200 });
+      const first = [batcher.add(1), batcher.add(2)];
+      await vi.advanceTimersByTimeAsync(150);
+      first.push(batcher.add(3));
+      expect(flushes).toEqual([]);
+      await vi.advanceTimersByTimeAsync(50);
+      expect(flushes.map((f) => f.items)).toEqual([[1, 2, 3]]);
+      const later = batcher.add(4);
+      flushes[0]!.end();
+      expect(await Promise.all(first)).toEqual([10, 20, 30]);
+      await vi.advanceTimersByTimeAsync(199);
+      expect(flushes).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(flushes.map((f) => f.items)).toEqual([[1, 2, 3], [4]]);
+      flushes[1]!.end();
+      await expect(later).resolves.toBe(40);
+    });
+
+    it('flushes at once when `most` items wait', async () => {
+      vi.useFakeTimers();
+      const { batcher, flushes } = controlled({ linger: 200, most: 3 });
+      const added = [batcher.add(1), batcher.add(2)];
+      await vi.advanceTimersByTimeAsync(10);
+      expect(flushes).toEqual([]);
+      added.push(batcher.add(3));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(flushes.map((f) => f.items)).toEqual([[1, 2, 3]]);
+      flushes[0]!.end();
+      expect(await Promise.all(added)).toEqual([10, 20, 30]);
+    });
+
+    it('flushes a waiting group at once when asked for idle (as a store closing does)', async () => {
+      vi.useFakeTimers();
+      const { batcher, flushes } = controlled({ linger: 60_000 });
+      const added = batcher.add(1);
+      const idle = batcher.idle();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(flushes.map((f) => f.items)).toEqual([[1]]);
+      flushes[0]!.end();
+      await idle;
+      await expect(added).resolves.toBe(10);
+    });
+
+    it('does not keep the process alive while a group waits', async () => {
+      const timeouts = () => process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length;
+      const before = timeouts();
+      const { batcher, flushes } = controlled({ linger: 60_000 });
+      const added = batcher.add(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(flushes).toEqual([]);
+      // A timer the process waits for is listed here; an unref'd one is not.
+      expect(timeouts()).toBe(before);
+      const idle = batcher.idle();
+      await new Promise((resolve) => setImmediate(resolve));
+      flushes[0]!.end();
+      await Promise.all([idle, added]);
+    });
   });
 });
