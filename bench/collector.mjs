@@ -9,7 +9,7 @@
 // fresh database per run (bench/postgres.mjs): one `serve` process, and three on one database with
 // the messages sent round-robin to them (one client each); the table adds the SQL statements per
 // delivered message (pg_stat_statements; "n/a" with the reason when the server does not have it)
-// and the targets the PostgreSQL store is held to. Both scenarios run on every store: a stalled URL
+// and the targets the PostgreSQL store is held to. Every scenario runs on every store: a stalled URL
 // costs the database its retries. Loopback only; every run is bounded by --run-timeout, and its
 // processes, database and temp dir are removed after, failed or not. A benchmark, not a test.
 //

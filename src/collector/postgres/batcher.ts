@@ -77,7 +77,7 @@ export class Batcher<T, R = void> {
         resolve();
       };
       const timer = setTimeout(end, this.#linger);
-      timer.unref?.();
+      timer.unref();
       this.#endWait = end;
     });
   }

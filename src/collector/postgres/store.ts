@@ -25,7 +25,7 @@ const MS = `* interval '1 millisecond'`;
  * One statement per acceptance, whatever the number of deliveries: they travel as one JSON array
  * (one parameter, so a 20,000-member audience sync fits as well as one message; serialised by
  * `JSON.stringify` rather than quoted element by element as array literals) and are inserted in
- * order, so `seq` follows the order of acceptance. The first `$10` rows are
+ * order, so `seq` follows the order of acceptance. The first `$4` rows are
  * claimed for the accepting process as they are inserted (it delivers them at once: no claim
  * statement for them); when any are left unclaimed, the other processes are told.
  */
