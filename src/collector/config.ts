@@ -57,8 +57,8 @@ export interface QueueOptions {
   pollInterval: number;
   /**
    * Deliveries one process holds at once; an acceptance beyond that leaves them for whichever
-   * process has room.
-   * @default 1000
+   * process has room. Due work is claimed once a quarter of it is free.
+   * @default 10000
    */
   maxInFlight: number;
 }

@@ -1,0 +1,76 @@
+// The Deliverer against a real journal store and a real receiver: how it takes due work from the store.
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { Deliverer } from '../../src/collector/deliverer.js';
+import { EventHub } from '../../src/collector/events.js';
+import { JournalStore } from '../../src/collector/journal.js';
+import type { Claimed, Store } from '../../src/collector/store.js';
+import { tempDir, waitFor } from '../helpers/collector.js';
+import { type Loopback, startLoopback } from '../helpers/loopback.js';
+import { delivery } from './store-contract.js';
+
+const temp = tempDir();
+const closing: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  await Promise.all(closing.splice(0).map((close) => close()));
+});
+afterAll(() => temp.remove());
+
+/** A journal whose `claim` calls are recorded: how many deliveries each asked for, and got. */
+async function recordedJournal(dir: string): Promise<{ store: Store; claims: { limit: number; got: number }[] }> {
+  const journal = new JournalStore(dir);
+  await journal.open();
+  closing.push(() => journal.close());
+  const claims: { limit: number; got: number }[] = [];
+  const claim = journal.claim.bind(journal);
+  journal.claim = async (limit: number, lease: number): Promise<Claimed[]> => {
+    const got = await claim(limit, lease);
+    claims.push({ limit, got: got.length });
+    return got;
+  };
+  return { store: journal, claims };
+}
+
+function deliverer(store: Store, receiver: Loopback, maxInFlight: number): Deliverer {
+  const made = new Deliverer({
+    sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url }] } }]]),
+    // One request at a time: each attempt that ends frees one slot.
+    delivery: { maxRequestsPerUrl: 1 },
+    queue: { lease: 30_000, pollInterval: 60_000, maxInFlight },
+    store,
+    hub: new EventHub(),
+    show: () => undefined,
+  });
+  closing.push(() => made.close());
+  return made;
+}
+
+describe('Deliverer', () => {
+  it('claims due work a quarter of maxInFlight at a time, not one slot as each frees', async () => {
+    const receiver = await startLoopback();
+    closing.push(() => receiver.close());
+    const { store, claims } = await recordedJournal(`${temp.dir}/quarter`);
+    await store.accept(Array.from({ length: 30 }, (_, i) => delivery(`d${i}`)));
+
+    deliverer(store, receiver, 8).start();
+
+    await waitFor(() => receiver.requests.length === 30, 'the 30 deliveries');
+    expect(claims[0]).toEqual({ limit: 8, got: 8 });
+    // 22 left after the first claim, taken two (a quarter of 8) or more at a time.
+    expect(claims.every(({ limit }) => limit >= 2)).toBe(true);
+    expect(claims.reduce((sum, { got }) => sum + got, 0)).toBe(30);
+    expect(claims.length).toBeLessThanOrEqual(1 + 22 / 2 + 1);
+  });
+
+  it('with maxInFlight 1, claims each delivery as the one before ends', async () => {
+    const receiver = await startLoopback();
+    closing.push(() => receiver.close());
+    const { store, claims } = await recordedJournal(`${temp.dir}/one`);
+    await store.accept(Array.from({ length: 3 }, (_, i) => delivery(`d${i}`)));
+
+    deliverer(store, receiver, 1).start();
+
+    await waitFor(() => receiver.requests.length === 3, 'the 3 deliveries');
+    expect(claims.filter(({ got }) => got > 0)).toEqual([1, 1, 1].map(() => ({ limit: 1, got: 1 })));
+  });
+});
