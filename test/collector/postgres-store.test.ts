@@ -63,6 +63,26 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await first.settle(a!, 'delivered')).toBe(false);
   });
 
+  it('writes settlements made moments apart in one statement, and all that wait when it closes', async () => {
+    const url = await cluster().createDatabase();
+    // Settled rows are kept here, so the transaction that settled each (its xmin) can be read.
+    const first = store(url, { keepSettledFor: 60_000 });
+    await first.open();
+    const [a, b, c] = await first.accept([delivery('a'), delivery('b'), delivery('c')], { claim: 3, lease: 60_000 });
+    const settled = [first.settle(a!, 'delivered')];
+    await new Promise((resolve) => setImmediate(resolve));
+    settled.push(first.settle(b!, 'failed'));
+    expect(await Promise.all(settled)).toEqual([true, true]);
+    const settledAt = await sql(url, `SELECT id, xmin::text AS tx FROM deliveries WHERE status <> 'pending' ORDER BY id`);
+    expect(settledAt.map((row) => row.id)).toEqual(['a', 'b']);
+    expect(settledAt[0]!.tx).toBe(settledAt[1]!.tx);
+
+    const last = first.settle(c!, 'delivered');
+    await first.close();
+    expect(await last).toBe(true);
+    expect(await sql(url, `SELECT id FROM deliveries WHERE status <> 'pending' ORDER BY id`)).toEqual([{ id: 'a' }, { id: 'b' }, { id: 'c' }]);
+  });
+
   it('with keepSettledFor, keeps a settled delivery as a row with its outcome, who settled it and when, for retention to remove', async () => {
     const url = await cluster().createDatabase();
     const first = store(url, { keepSettledFor: 60_000 });

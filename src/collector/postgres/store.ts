@@ -113,6 +113,17 @@ const WRITE_AUDIENCE = `
   INSERT INTO audiences (source, name, state) VALUES ($1, $2, $3::json)
   ON CONFLICT (source, name) DO UPDATE SET state = excluded.state, updated_at = now()`;
 
+/**
+ * How long a settlement waits for others before it is written, in ms. Nobody waits on it but the
+ * slot its claim holds (and the claims beyond a quarter of `maxInFlight` wait anyway); a crash
+ * meanwhile only repeats the deliveries. Measured with a 20,000-message burst: settlement
+ * statements of about 40 rows cost the database 7 µs per delivery, of about 200 rows 4 µs.
+ */
+const SETTLE_LINGER = 20;
+
+/** Claim calls one grouped statement carries at most. */
+const GROUP_MOST = 1_000;
+
 /** Options of {@link PostgresStore}. Durations in ms. */
 export interface PostgresStoreOptions {
   /**
@@ -174,7 +185,10 @@ export class PostgresStore implements Store {
   /** Statements in progress, which close() lets finish. */
   readonly #running = new Set<Promise<unknown>>();
   readonly #retries = new Batcher<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
-  readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>((items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items));
+  readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>(
+    (items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
+    { linger: SETTLE_LINGER, most: GROUP_MOST },
+  );
   readonly #workListeners = new Set<() => void>();
 
   /**
