@@ -45,16 +45,20 @@ function deliverer(store: Store, receiver: Loopback, maxInFlight: number): Deliv
   return made;
 }
 
+/** Accepts `count` deliveries unclaimed and runs a Deliverer until the receiver has them all: the claims it made. */
+async function deliverAll(count: number, maxInFlight: number): Promise<{ limit: number; got: number }[]> {
+  const receiver = await startLoopback();
+  closing.push(() => receiver.close());
+  const { store, claims } = await recordedJournal(`${temp.dir}/${count}-${maxInFlight}`);
+  await store.accept(Array.from({ length: count }, (_, i) => delivery(`d${i}`)));
+  deliverer(store, receiver, maxInFlight).start();
+  await waitFor(() => receiver.requests.length === count, `the ${count} deliveries`);
+  return claims;
+}
+
 describe('Deliverer', () => {
   it('claims due work a quarter of maxInFlight at a time, not one slot as each frees', async () => {
-    const receiver = await startLoopback();
-    closing.push(() => receiver.close());
-    const { store, claims } = await recordedJournal(`${temp.dir}/quarter`);
-    await store.accept(Array.from({ length: 30 }, (_, i) => delivery(`d${i}`)));
-
-    deliverer(store, receiver, 8).start();
-
-    await waitFor(() => receiver.requests.length === 30, 'the 30 deliveries');
+    const claims = await deliverAll(30, 8);
     expect(claims[0]).toEqual({ limit: 8, got: 8 });
     // 22 left after the first claim, taken two (a quarter of 8) or more at a time.
     expect(claims.every(({ limit }) => limit >= 2)).toBe(true);
@@ -63,14 +67,7 @@ describe('Deliverer', () => {
   });
 
   it('with maxInFlight 1, claims each delivery as the one before ends', async () => {
-    const receiver = await startLoopback();
-    closing.push(() => receiver.close());
-    const { store, claims } = await recordedJournal(`${temp.dir}/one`);
-    await store.accept(Array.from({ length: 3 }, (_, i) => delivery(`d${i}`)));
-
-    deliverer(store, receiver, 1).start();
-
-    await waitFor(() => receiver.requests.length === 3, 'the 3 deliveries');
+    const claims = await deliverAll(3, 1);
     expect(claims.filter(({ got }) => got > 0)).toEqual([1, 1, 1].map(() => ({ limit: 1, got: 1 })));
   });
 });
