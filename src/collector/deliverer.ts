@@ -19,9 +19,9 @@ const CLAIM_BATCH = 500;
  *
  * At most `maxInFlight` claims are held at once, and due work is claimed once a quarter of that is
  * free (not a slot at a time); their leases are renewed every third of `lease` while the attempts
- * run. The store is asked for due work when it may have some: at start, when a
- * claim came back full or an acceptance left deliveries unclaimed, when another process says so,
- * when a retry this process scheduled comes due, and every `pollInterval` in any case.
+ * run. The store is asked for due work when it may have some: at start, when a claim came back
+ * full or an acceptance left deliveries unclaimed, when another process says so, when a retry this
+ * process scheduled comes due, and every `pollInterval` in any case.
  *
  * Each source has one `WebhookDestination`, made on its first delivery: the destination bounds
  * the requests in progress per URL and backs off a failing URL on its own, so neither a slow URL

@@ -68,6 +68,6 @@ describe('Deliverer', () => {
 
   it('with maxInFlight 1, claims each delivery as the one before ends', async () => {
     const claims = await deliverAll(3, 1);
-    expect(claims.filter(({ got }) => got > 0)).toEqual([1, 1, 1].map(() => ({ limit: 1, got: 1 })));
+    expect(claims.filter(({ got }) => got > 0)).toEqual(Array(3).fill({ limit: 1, got: 1 }));
   });
 });

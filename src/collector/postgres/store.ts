@@ -121,8 +121,12 @@ const WRITE_AUDIENCE = `
  */
 const SETTLE_LINGER = 20;
 
-/** Claim calls one grouped statement carries at most. */
-const GROUP_MOST = 1_000;
+/**
+ * Settlements waiting that end the wait: they are written at once. It ends a wait, it does not
+ * split a group: what arrived while the previous statement ran goes in one (`unnest` takes any
+ * number of rows in its three parameters).
+ */
+const SETTLE_MOST = 1_000;
 
 /** Options of {@link PostgresStore}. Durations in ms. */
 export interface PostgresStoreOptions {
@@ -187,7 +191,7 @@ export class PostgresStore implements Store {
   readonly #retries = new Batcher<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
   readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>(
     (items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
-    { linger: SETTLE_LINGER, most: GROUP_MOST },
+    { linger: SETTLE_LINGER, most: SETTLE_MOST },
   );
   readonly #workListeners = new Set<() => void>();
 
