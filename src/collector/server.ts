@@ -1,6 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { ValidationError } from '../errors.js';
-import { log } from '../log.js';
 import { MESSAGE_TYPES } from '../message.js';
 import { describe } from '../describe.js';
 import { isPlainObject, LIMITS } from '../options.js';
@@ -13,7 +12,9 @@ import type { HostCheck } from './hosts.js';
 import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from './page.js';
+import { report } from './report.js';
 import { routeMessage, type Router } from './router.js';
+import { StoreUnavailableError } from './store.js';
 
 /** What the routes work with. */
 export interface ServerContext {
@@ -120,12 +121,16 @@ export function createHandler(context: ServerContext): RequestListener {
     };
     run().catch((error: unknown) => {
       if (res.headersSent) return void res.destroy();
-      if (!(error instanceof RequestError)) {
-        log('collector: %s %s failed: %O', req.method, pathname, error);
+      const headers: Record<string, string> = {};
+      if (error instanceof StoreUnavailableError) {
+        report('error', 'collector: %s %s refused, the store is unavailable: %s', req.method, pathname, error.message);
+        headers['retry-after'] = String(error.retryAfter);
+        error = new RequestError(503, error.code, `The collector cannot record this now (${error.message}); nothing was recorded: send it again after ${error.retryAfter} s`);
+      } else if (!(error instanceof RequestError)) {
+        report('error', 'collector: %s %s failed: %O', req.method, pathname, error);
         error = new RequestError(500, 'ERR_INTERNAL', 'The collector could not accept the request; nothing was recorded');
       }
       const refused = error as RequestError;
-      const headers: Record<string, string> = {};
       if (refused.status === 401) headers['www-authenticate'] = 'Basic realm="batched-analytics", charset="UTF-8"';
       if (refused.status === 405) headers.allow = route!.method;
       // A client still sending would see a reset instead of the 413: read (and drop) the rest.

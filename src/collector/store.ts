@@ -120,6 +120,24 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * The store cannot record anything now: its disk is full or failing, or its database does not
+ * answer in time. Nothing of the call was recorded. The collector answers 503 with `Retry-After`,
+ * so clients back off and send again; it clears by itself once the store recovers.
+ */
+export class StoreUnavailableError extends AnalyticsError {
+  /** When a client should try again, in seconds. */
+  readonly retryAfter: number;
+
+  constructor(message: string, options: { cause?: unknown; retryAfter?: number } = {}) {
+    super(message, { code: 'ERR_STORE_UNAVAILABLE', cause: options.cause });
+    this.retryAfter = options.retryAfter ?? STORE_RETRY_AFTER;
+  }
+}
+
+/** The `Retry-After` (seconds) of a {@link StoreUnavailableError} when the store names none. */
+export const STORE_RETRY_AFTER = 5;
+
 /** What every store's calls reject with once it is closed: the same code whichever store it is. */
 export function storeClosedError(): AnalyticsError {
   return new AnalyticsError('The store is closed', { code: 'ERR_STORE_CLOSED' });

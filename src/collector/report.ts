@@ -1,0 +1,48 @@
+import { formatWithOptions } from 'node:util';
+import { log } from '../log.js';
+
+/** How serious a line is: warnings and errors reach stderr whatever `DEBUG` says. */
+export type ReportLevel = 'warn' | 'error';
+
+/** Where the collector's warnings and errors go: one formatted line each. */
+export type ReportSink = (level: ReportLevel, line: string) => void;
+
+/**
+ * The same line (its format string) is written at most once per this many ms; the ones held back
+ * are counted into the next. A full disk fails every request: without this it would write a line
+ * per request.
+ */
+export const REPORT_INTERVAL = 10_000;
+
+const toStderr: ReportSink = (level, line) => {
+  process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase()} ${line}\n`);
+};
+
+let sink: ReportSink = toStderr;
+const lastWritten = new Map<string, { at: number; held: number }>();
+
+/**
+ * Reports a failure an operator must see: storage, the database, the journal. Also goes to
+ * `DEBUG=analytics` (every time, not rate-limited), where the collector's other lines are.
+ */
+export function report(level: ReportLevel, format: string, ...args: unknown[]): void {
+  log(format, ...args);
+  const now = Date.now();
+  const last = lastWritten.get(format);
+  if (last !== undefined && now - last.at < REPORT_INTERVAL) {
+    last.held += 1;
+    return;
+  }
+  const held = last?.held ?? 0;
+  lastWritten.set(format, { at: now, held: 0 });
+  const line = formatWithOptions({ breakLength: Infinity, depth: 4 }, format, ...args);
+  sink(level, held > 0 ? `${line} (and ${held} more like it since)` : line);
+}
+
+/** Sends reports elsewhere (the serve command's log format, tests); returns the previous sink. */
+export function setReportSink(next: ReportSink): ReportSink {
+  const previous = sink;
+  sink = next;
+  lastWritten.clear();
+  return previous;
+}
