@@ -135,7 +135,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     // At least the 200 a page is sent when it connects.
     historyEvents: top.historyEvents === undefined ? CONFIG_DEFAULTS.historyEvents : integer('historyEvents', top.historyEvents, 200),
   };
-  if (top.adminToken !== undefined) config.adminToken = nonEmptyString('adminToken', top.adminToken);
+  if (top.adminToken !== undefined) config.adminToken = parseToken('adminToken', top.adminToken);
   if (top.store !== undefined) config.store = postgresUrl('store', top.store);
   if (!Array.isArray(top.sources) || top.sources.length === 0) {
     throw new ConfigError('sources', `Expected \`sources\` to be a non-empty array, got ${describe(top.sources)}`);
@@ -159,7 +159,7 @@ function parseSource(input: unknown, path: string, delivery: DeliveryOptions): S
   const entry = object(path, input, SOURCE_KEYS);
   const source: SourceConfig = {
     name: nonEmptyString(`${path}.name`, entry.name),
-    writeKey: nonEmptyString(`${path}.writeKey`, entry.writeKey),
+    writeKey: parseWriteKey(`${path}.writeKey`, entry.writeKey),
   };
   if (entry.destinations === undefined) return source;
   const destinations = object(`${path}.destinations`, entry.destinations, [WEBHOOKS]);
@@ -241,6 +241,32 @@ function nonEmptyString(path: string, value: unknown): string {
     throw new ConfigError(path, `Expected \`${path}\` to be a non-empty string, got ${describe(value)}`);
   }
   return value;
+}
+
+/** Shortest `adminToken`: short enough to guess is no protection. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/** What a bearer token can hold in an `Authorization` header: one run of visible ASCII. */
+const TOKEN = /^[\x21-\x7e]+$/;
+
+function parseToken(path: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length < MIN_TOKEN_LENGTH) {
+    throw new ConfigError(path, `Expected \`${path}\` to be a string of at least ${MIN_TOKEN_LENGTH} characters, got ${describe(value)}`);
+  }
+  if (!TOKEN.test(value)) {
+    throw new ConfigError(path, `Expected \`${path}\` to be visible ASCII characters without spaces (a bearer token), got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A write key a client can send: the basic-auth user ends at the first colon. */
+function parseWriteKey(path: string, value: unknown): string {
+  const key = nonEmptyString(path, value);
+  if (key.includes(':')) {
+    throw new ConfigError(path, `Expected \`${path}\` to have no \`:\` (clients send it as the basic-auth user, which ends at the first colon), got ${describe(key)}`);
+  }
+  if (/[\x00-\x1f\x7f]/.test(key)) throw new ConfigError(path, `Expected \`${path}\` to have no control characters, got ${describe(key)}`);
+  return key;
 }
 
 /** Re-throws a nested validator's `ConfigError` with the entry's full path in the file. */

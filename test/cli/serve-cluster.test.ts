@@ -158,10 +158,10 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
     });
     const base = config(receiver.url, database, { lease: 1_000, pollInterval: 50, maxInFlight: 500 });
     const sources = ['web', 'app'].map((name) => ({ name, writeKey: `wk_${name}`, destinations: { Webhooks: { webhooks: [{ url: `${receiver.url}/${name}` }] } } }));
-    const file = writeConfig(temp.dir, { ...base, sources, adminToken: 'admin' }, 'deletions.json');
+    const file = writeConfig(temp.dir, { ...base, sources, adminToken: 'admin-token-0123456789' }, 'deletions.json');
     const [a] = await Promise.all([startCollector(['--config', file, '--port', '0']), startCollector(['--config', file, '--port', '0'])]);
 
-    const res = await postJson(`${a!.url}/v1/deletions`, { userId: 'gone-1' }, { authorization: 'Bearer admin' });
+    const res = await postJson(`${a!.url}/v1/deletions`, { userId: 'gone-1' }, { authorization: 'Bearer admin-token-0123456789' });
     expect(res).toMatchObject({ status: 200, body: { notifications: 2, sources: ['web', 'app'] } });
     await waitFor(() => deletes.length === 2, 'one notification per source');
     // Longer than a lease, with both collectors polling every 50 ms: neither sends it again.

@@ -18,7 +18,7 @@ function refusal(input: unknown): ConfigError {
 describe('parseConfig', () => {
   it('accepts the documented shape and keeps every field', () => {
     const input = {
-      adminToken: 'secret',
+      adminToken: 'secret-token-0123456789',
       sources: [
         source({ destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } } }),
         { name: 'bare', writeKey: 'wk_bare' },
@@ -31,7 +31,7 @@ describe('parseConfig', () => {
       store: 'postgres://collector@db.internal:5432/analytics',
     };
     expect(parseConfig(input)).toEqual({
-      adminToken: 'secret',
+      adminToken: 'secret-token-0123456789',
       sources: [
         { name: 'web', writeKey: 'wk_web', webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } },
         { name: 'bare', writeKey: 'wk_bare' },
@@ -79,7 +79,18 @@ describe('parseConfig', () => {
     ],
     [{ sources: [source()], delivery: { maxRequestsPerUrl: 0 } }, 'delivery.maxRequestsPerUrl', 'Expected `delivery.maxRequestsPerUrl` to be an integer >= 1, got `0` (number)'],
     [{ sources: {} }, 'sources', 'Expected `sources` to be a non-empty array, got an instance of Object'],
-    [{ sources: [source()], adminToken: '' }, 'adminToken', 'Expected `adminToken` to be a non-empty string, got `""` (string)'],
+    [{ sources: [source()], adminToken: '' }, 'adminToken', 'Expected `adminToken` to be a string of at least 16 characters, got `""` (string)'],
+    // Tokens a request could never present: a bearer token is one run of visible characters.
+    [{ sources: [source()], adminToken: 'x' }, 'adminToken', 'Expected `adminToken` to be a string of at least 16 characters, got `"x"` (string)'],
+    [
+      { sources: [source()], adminToken: 'correct horse battery staple' },
+      'adminToken',
+      'Expected `adminToken` to be visible ASCII characters without spaces (a bearer token), got `"correct horse battery staple"` (string)',
+    ],
+    [{ sources: [source()], adminToken: 'token-with-tail\n' }, 'adminToken', 'Expected `adminToken` to be visible ASCII characters without spaces (a bearer token), got `"token-with-tail\\n"` (string)'],
+    // The basic-auth user ends at the first colon: such a key could never be matched.
+    [{ sources: [source({ writeKey: 'wk:web' })] }, 'sources[0].writeKey', 'Expected `sources[0].writeKey` to have no `:` (clients send it as the basic-auth user, which ends at the first colon), got `"wk:web"` (string)'],
+    [{ sources: [source({ writeKey: 'wk\tweb' })] }, 'sources[0].writeKey', 'Expected `sources[0].writeKey` to have no control characters, got `"wk\\tweb"` (string)'],
     [{ sources: [source({ name: 3 })] }, 'sources[0].name', 'Expected `sources[0].name` to be a non-empty string, got `3` (number)'],
     [{ sources: [source(), source({ writeKey: 'other' })] }, 'sources[1].name', 'Expected `sources[1].name` to be unique, got the same as `sources[0].name`'],
     [{ sources: [source(), source({ name: 'other' })] }, 'sources[1].writeKey', 'Expected `sources[1].writeKey` to be unique, got the same as `sources[0].writeKey`'],

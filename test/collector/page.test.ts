@@ -37,7 +37,7 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
       ],
       // Retries far apart, so that "retrying" stays on screen.
       delivery: { minRetryDelay: 60_000, maxRetryDelay: 60_000 },
-      adminToken: 'admin-tok',
+      adminToken: 'admin-token-0123456789',
     });
     collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`]);
     ({ browser, close: closeBrowser } = await launchChromium());
@@ -183,7 +183,7 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     const before = ok.requests.filter((request) => request.body.includes('Checkout Started'));
     await row('Checkout Started').click();
     await expect.poll(() => page.locator('#replay').isVisible()).toBe(true);
-    page.once('dialog', (dialog) => void dialog.accept('admin-tok'));
+    page.once('dialog', (dialog) => void dialog.accept('admin-token-0123456789'));
     await page.click('#replay');
     await expect.poll(() => page.locator('#replay-result').textContent()).toMatch(/queued as event/);
     await expect.poll(() => ok.requests.filter((request) => request.body.includes('Checkout Started')).length).toBe(before.length + 1);

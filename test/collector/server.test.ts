@@ -18,7 +18,7 @@ import {
 import { type Loopback, startLoopback } from '../helpers/loopback.js';
 
 const SECRET = 's3cret';
-const ADMIN = 'admin-secret';
+const ADMIN = 'admin-secret-0123456789';
 let hookA: Loopback;
 let hookB: Loopback;
 let hookC: Loopback;
