@@ -38,7 +38,7 @@ function orderCompleted(i, messageId) {
 async function load(sdk) {
   if (sdk === 'ours' || sdk === 'baseline') {
     // The baseline is another checkout's build of this client (`--against`), driven the same way.
-    const { Analytics } = await import(config.dist ?? new URL('../dist/index.js', import.meta.url));
+    const { Analytics } = await import(config.dist ?? new URL('../packages/client/dist/index.js', import.meta.url));
     return {
       create: (maxQueueSize) =>
         new Analytics(WRITE_KEY, {

@@ -32,7 +32,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Analytics } from '../dist/index.js';
+import { Analytics } from '../packages/client/dist/index.js';
+import { builtCli } from './builds.mjs';
 import { nextMessage } from './ipc.mjs';
 import { freshDatabase, openServer } from './postgres.mjs';
 
@@ -75,10 +76,10 @@ if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//
   throw new Error(`Expected --store to be local or a postgres:// URL, got ${args.store}`);
 }
 /** The collectors compared: this build first, the one the ratios divide by second. */
-const builds = [{ name: 'this build', label: 'ours', script: here('../dist/cli.js') }];
+const builds = [{ name: 'this build', label: 'ours', script: here('../packages/client/dist/cli.js') }];
 if (args.baseline !== undefined) {
   const root = path.resolve(args.baseline);
-  builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: path.join(root, 'dist/cli.js') });
+  builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: builtCli(root) });
 }
 // It keeps no queue: it runs on the journal's column only.
 if (args.ceiling) builds.push({ name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs'), queueless: true });

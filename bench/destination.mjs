@@ -9,6 +9,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { builtFile } from './builds.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -24,7 +25,7 @@ for (const [name, value] of [['deliveries', deliveries], ['rounds', rounds]]) {
 }
 
 const roots = [fileURLToPath(new URL('..', import.meta.url)), ...args.against.map((dir) => path.resolve(dir))];
-const builds = await Promise.all(roots.map(async (root) => ({ root, module: await import(pathToFileURL(path.join(root, 'dist/webhooks.js')).href) })));
+const builds = await Promise.all(roots.map(async (root) => ({ root, module: await import(pathToFileURL(builtFile(root, 'dist/webhooks.js')).href) })));
 
 const receiver = createServer((req, res) => {
   req.resume();

@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
+import { builtFile } from './builds.mjs';
 import { nextMessage } from './ipc.mjs';
 
 const here = (path) => new URL(path, import.meta.url);
@@ -57,13 +58,13 @@ if (!['throughput', 'outage', 'all'].includes(args.scenario)) {
 
 const versionOf = (path) => JSON.parse(readFileSync(here(path), 'utf8')).version;
 const SDKS = {
-  ours: { label: `batched-analytics ${versionOf('../package.json')}` },
+  ours: { label: `batched-analytics ${versionOf('../packages/client/package.json')}` },
   segment: { label: `@segment/analytics-node ${versionOf('../node_modules/@segment/analytics-node/package.json')}` },
 };
 /** `--against DIR`: the other checkout's built client, run like ours, in place of Segment. */
 let baselineDist;
 if (args.against !== undefined) {
-  baselineDist = pathToFileURL(resolve(args.against, 'dist/index.js')).href;
+  baselineDist = pathToFileURL(builtFile(args.against, 'dist/index.js')).href;
   if (!existsSync(new URL(baselineDist))) throw new Error(`Expected a built checkout in --against ${args.against}: run \`npx tsup\` there`);
   SDKS.baseline = { label: `batched-analytics in ${args.against}` };
 }

@@ -21,7 +21,7 @@ const SECRET = 'demo-shared-secret';
 const RECEIVER_SECRET = process.env.DEMO_RECEIVER_SECRET ?? SECRET;
 const WRITE_KEY = 'wk_demo';
 const ADMIN_TOKEN = 'demo-admin-token';
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../packages/client/dist/cli.js', import.meta.url));
 
 // 1. A webhook receiver: checks each request's signature over the raw body, as a real one would.
 const received = [];

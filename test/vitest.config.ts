@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    include: ['test/**/*.test.ts'],
+    // Every workspace's tests, and the repo's own (examples, docs).
+    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     // The JSON report lets .ci/run print a plain "N passed, N failed" line.
     reporters: ['default', 'json'],
     outputFile: { json: '.tmp/vitest-report.json' },

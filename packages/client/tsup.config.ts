@@ -16,9 +16,16 @@ const shared: Options = {
   removeNodeProtocol: false,
   // `npm run build` empties dist/ first: two builds writing into it at once must not clean it.
   clean: false,
+  // Installed by the user when wanted; `serve` imports it at run time (see src/cli/serve.ts).
+  external: ['batched-analytics-collector'],
 };
 
-const library = { index: 'src/index.ts', webhooks: 'src/webhooks/index.ts', 'webhooks/verify': 'src/webhooks/verify.ts' };
+const library = {
+  index: 'src/index.ts',
+  webhooks: 'src/webhooks/index.ts',
+  'webhooks/verify': 'src/webhooks/verify.ts',
+  internal: 'src/internal.ts',
+};
 
 /**
  * The build for runtimes without Node's built-ins (export conditions `workerd`, `edge-light`,

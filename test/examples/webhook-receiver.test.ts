@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWebhookReceiver } from '../../examples/webhook-receiver.mjs';
-import { type Message, signBody, type WebhookBody, WebhookDestination, type WebhookError } from '../../src/webhooks/index.js';
+import { type Message, signBody, type WebhookBody, WebhookDestination, type WebhookError } from '../../packages/client/src/webhooks/index.js';
 
 const secret = 's3cret';
 const identify: Message = { type: 'identify', messageId: 'm1', timestamp: '2024-03-01T12:30:00.123Z', context: {}, userId: 'u1', traits: { plan: 'pro' } };

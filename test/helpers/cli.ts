@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The built executable: `npm test` builds it first. */
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../packages/client/dist/cli.js', import.meta.url));
 
 /** A running `batched-analytics` process with its output collected as it comes. */
 export interface CliProcess {

@@ -1,4 +1,4 @@
-import { Analytics, type AnalyticsEvents, type Options } from '../../src/index.js';
+import { Analytics, type AnalyticsEvents, type Options } from '../../packages/client/src/index.js';
 import { ENDPOINT, viaGlobalFetch } from './endpoint.js';
 
 /** A client that sends to the msw-mocked endpoint. */

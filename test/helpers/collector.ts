@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 /** The built executable, as `npm test` leaves it. */
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../packages/client/dist/cli.js', import.meta.url));
 
 /** A `batched-analytics serve` child process that printed its URL. */
 export interface Collector {
@@ -39,10 +39,14 @@ export function writeConfig(dir: string, config: unknown, name = 'collector.json
   return file;
 }
 
-/** Starts `batched-analytics serve ...args` and resolves once it printed its URL on stdout. */
-export function startCollector(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Collector> {
+/**
+ * Starts `batched-analytics serve ...args` (or `executable ...args`, e.g. the collector package's
+ * own `batched-analytics-collector`) and resolves once it printed its URL on stdout.
+ */
+export function startCollector(args: string[], options: { cwd?: string; env?: Record<string, string>; executable?: string } = {}): Promise<Collector> {
   const env = options.env ? { ...process.env, ...options.env } : undefined;
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = options.executable === undefined ? [CLI, 'serve', ...args] : [options.executable, ...args];
+  const child = spawn(process.execPath, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stderr = '';

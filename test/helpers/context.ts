@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { CommandContext } from '../../src/cli/command.js';
+import type { CommandContext } from '../../packages/client/src/cli/command.js';
 
 /** A command context with in-memory streams, for running CLI commands in the test process. */
 export interface FakeContext extends CommandContext {

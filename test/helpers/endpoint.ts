@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import type { FetchLike } from '../../src/options.js';
+import type { FetchLike } from '../../packages/client/src/http/connection.js';
 
 /** The collection endpoint every msw-backed test talks to. */
 export const ENDPOINT = 'https://collect.test';

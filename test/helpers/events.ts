@@ -1,4 +1,4 @@
-import type { WebhookDestination, WebhookEvents } from '../../src/webhooks/index.js';
+import type { WebhookDestination, WebhookEvents } from '../../packages/client/src/webhooks/index.js';
 
 /** Collects every payload of one event type, in order. */
 export function record<K extends keyof WebhookEvents>(dest: WebhookDestination, type: K): WebhookEvents[K][] {

@@ -1,5 +1,5 @@
-export { Analytics } from './analytics.js';
-export type { CloseOptions } from './analytics.js';
+export { Analytics } from './client/analytics.js';
+export type { CloseOptions } from './client/analytics.js';
 export type {
   AnalyticsEvents,
   Callback,
@@ -10,7 +10,7 @@ export type {
   ResponseEvent,
   RetryEvent,
   Summary,
-} from './events.js';
+} from './client/events.js';
 export {
   AnalyticsError,
   BeforeSendError,
@@ -26,10 +26,10 @@ export {
   QueueFullError,
   TimeoutError,
   ValidationError,
-} from './errors.js';
-export { isDestinationEnabled } from './integrations.js';
-export type { Integrations } from './integrations.js';
-export { MESSAGE_TYPES, validateMessage } from './message.js';
+} from './core/errors.js';
+export { isDestinationEnabled } from './core/integrations.js';
+export type { Integrations } from './core/integrations.js';
+export { MESSAGE_TYPES, validateMessage } from './core/message.js';
 export type {
   AliasParams,
   BaseParams,
@@ -44,8 +44,10 @@ export type {
   PageParams,
   ScreenParams,
   TrackParams,
-} from './message.js';
-export { DEFAULTS, LIMITS } from './options.js';
-export type { BeforeSend, FetchLike, Options } from './options.js';
-export type { Logger } from './logger.js';
-export { VERSION } from './version.js';
+} from './core/message.js';
+export { DEFAULTS } from './client/options.js';
+export { LIMITS } from './core/limits.js';
+export type { BeforeSend, Options } from './client/options.js';
+export type { FetchLike } from './http/connection.js';
+export type { Logger } from './client/logger.js';
+export { VERSION } from './core/version.js';

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import { VERSION } from '../src/index.js';
+import { moduleGraph, PG_IMPORT } from '../../../test/helpers/module-graph.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url);
@@ -29,28 +30,18 @@ it('the CLI imports the library chunks instead of bundling its own copy', () => 
   expect(cli).not.toContain('function isNetworkError');
 });
 
-// pg is for the collector's PostgreSQL store only: the client, on any runtime (Workers, Edge), must
-// never load it, and the CLI loads it only when that store opens.
-const PG = /(?:from|import\(|require\()\s*["']pg(?:\/[^"']*)?["']/;
+// The client ships no server: pg and the collector are another package's, loaded by `serve` only
+// when that package is installed.
+it.each(['dist/index.js', 'dist/index.cjs', 'dist/webhooks.js', 'dist/webhooks.cjs', 'dist/webhooks/verify.js', 'dist/internal.js', 'dist/cli.js'])(
+  '%s cannot load pg or the collector',
+  (entry) => {
+    for (const [file, code] of moduleGraph(root, entry)) {
+      expect(code, file).not.toMatch(PG_IMPORT);
+      expect(code, file).not.toContain('class JournalStore');
+    }
+  },
+);
 
-/** Every built module `entry` can load, dynamic imports included. */
-function moduleGraph(entry: string): Map<string, string> {
-  const modules = new Map<string, string>();
-  const visit = (url: URL) => {
-    if (modules.has(url.pathname)) return;
-    const code = readFileSync(url, 'utf8');
-    modules.set(url.pathname, code);
-    for (const [, relative] of code.matchAll(/(?:from|import\(|require\()\s*["'](\.{1,2}\/[^"']+)["']/g)) visit(new URL(relative!, url));
-  };
-  visit(new URL(entry, root));
-  return modules;
-}
-
-it.each(['dist/index.js', 'dist/index.cjs', 'dist/webhooks.js', 'dist/webhooks.cjs', 'dist/webhooks/verify.js'])('%s cannot load pg', (entry) => {
-  for (const [file, code] of moduleGraph(entry)) expect(code, file).not.toMatch(PG);
-});
-
-it('the CLI loads pg only through a dynamic import, when the PostgreSQL store opens', () => {
-  const imports = [...moduleGraph('dist/cli.js').values()].flatMap((code) => code.match(new RegExp(PG, 'g')) ?? []);
-  expect(imports).toEqual(['import("pg"']);
+it('the package declares no dependency beyond undici, p-retry and debug', () => {
+  expect(Object.keys(pkg.dependencies).sort()).toEqual(['debug', 'p-retry', 'undici']);
 });

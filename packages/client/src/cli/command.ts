@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { AnalyticsError } from '../errors.js';
+import { AnalyticsError } from '../core/errors.js';
 
 /** Exit codes of the command-line tool. */
 export const EXIT = {

@@ -1,7 +1,7 @@
-import { ConfigError } from '../errors.js';
-import { VERSION } from '../version.js';
-import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
+import { VERSION } from '../core/version.js';
+import { type Command, type CommandContext, EXIT } from './command.js';
 import { importCommand } from './import.js';
+import { runCommand } from './run.js';
 import { serveCommand } from './serve.js';
 
 /** The subcommands, by name. A new command is one more entry. */
@@ -49,14 +49,5 @@ export async function run(argv: readonly string[], context: CommandContext): Pro
     context.stderr.write(`${NAME}: unknown command ${JSON.stringify(name)} (run \`${NAME} --help\` for the list)\n`);
     return EXIT.usage;
   }
-  try {
-    return await command.run(args, context);
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError) {
-      context.stderr.write(`${NAME} ${name}: ${error.message} (run \`${NAME} ${name} --help\` for usage)\n`);
-      return EXIT.usage;
-    }
-    context.stderr.write(`${NAME} ${name}: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
-    return EXIT.incomplete;
-  }
+  return runCommand(`${NAME} ${name}`, command, args, context);
 }

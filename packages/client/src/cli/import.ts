@@ -1,6 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { Analytics } from '../analytics.js';
+import { Analytics } from '../client/analytics.js';
 import { formatDuration } from '../import/format.js';
 import { Importer } from '../import/importer.js';
 import { ProgressReporter } from '../import/progress.js';

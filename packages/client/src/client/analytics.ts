@@ -1,9 +1,9 @@
 import { ENVELOPE_BYTES, type Entry, MessageStore, messagesOf, takeBatch } from './batch.js';
 import { runBeforeSend } from './before-send.js';
 import { DeadLetterFile } from './dead-letter.js';
-import { Emitter } from './emitter.js';
+import { Emitter } from '../core/emitter.js';
 import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
-import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError } from './errors.js';
+import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError } from '../core/errors.js';
 import { ClientLog, clientLabel } from './logger.js';
 import {
   type AliasParams,
@@ -18,10 +18,11 @@ import {
   type SerializedMessage,
   serializeMessage,
   type TrackParams,
-} from './message.js';
-import { describe } from './describe.js';
-import { LIMITS, type Options, type ResolvedOptions, resolveOptions } from './options.js';
-import { Queue } from './queue.js';
+} from '../core/message.js';
+import { describe } from '../core/describe.js';
+import { LIMITS } from '../core/limits.js';
+import { type Options, type ResolvedOptions, resolveOptions } from './options.js';
+import { Queue } from '../core/queue.js';
 import { BatchSender } from './sender.js';
 
 /** Options of `close()`. */

@@ -1,7 +1,7 @@
-import { allocBody, allocChunk, concatBytes, copyBytes, decodeText, encodeText, writeText } from './bytes.js';
-import type { AnalyticsError } from './errors.js';
-import { LIMITS } from './options.js';
-import type { Queue } from './queue.js';
+import { allocBody, allocChunk, concatBytes, copyBytes, decodeText, encodeText, writeText } from '../platform/bytes.js';
+import type { AnalyticsError } from '../core/errors.js';
+import { LIMITS } from '../core/limits.js';
+import type { Queue } from '../core/queue.js';
 
 /**
  * A queued message: its size and who to tell about its fate. Its JSON, serialised once at the call,

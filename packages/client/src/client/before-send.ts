@@ -1,5 +1,5 @@
-import { BeforeSendError, FilteredError } from './errors.js';
-import { type Message, type SerializedMessage, serializeMessage, validateMessage } from './message.js';
+import { BeforeSendError, FilteredError } from '../core/errors.js';
+import { type Message, type SerializedMessage, serializeMessage, validateMessage } from '../core/message.js';
 import type { BeforeSend } from './options.js';
 
 /** What the hooks made of a message: it, serialised, or why it is dropped. */

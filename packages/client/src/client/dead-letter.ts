@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { DeadLetterError } from './errors.js';
+import { DeadLetterError } from '../core/errors.js';
 
 /**
  * Appends undelivered messages to a file, one JSON line each, in the order they are given.

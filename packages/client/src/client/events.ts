@@ -1,5 +1,5 @@
-import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, QueueFullError } from './errors.js';
-import type { Message } from './message.js';
+import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, QueueFullError } from '../core/errors.js';
+import type { Message } from '../core/message.js';
 
 /** Called once per message: without an error once delivered, with one once it failed or was dropped. */
 export type Callback = (error?: AnalyticsError) => void;

@@ -1,5 +1,5 @@
-import { formatLine } from './format.js';
-import { log } from './log.js';
+import { formatLine } from '../platform/format.js';
+import { log } from '../platform/log.js';
 
 /**
  * Where the client's log lines go besides `DEBUG=analytics`: `console`, a pino or winston logger,

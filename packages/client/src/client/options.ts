@@ -1,18 +1,18 @@
 import type { Dispatcher } from 'undici';
-import { describe } from './describe.js';
-import { ConfigError } from './errors.js';
-import type { Integrations } from './integrations.js';
+import type { FetchLike } from '../http/connection.js';
+import { LIMITS } from '../core/limits.js';
+import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { describe } from '../core/describe.js';
+import { ConfigError } from '../core/errors.js';
+import type { Integrations } from '../core/integrations.js';
 import { LOG_LEVELS, type Logger } from './logger.js';
-import type { Message } from './message.js';
+import type { Message } from '../core/message.js';
 
 /**
  * Sees every message at the call, complete as it would be sent, before it is serialised: returns
  * it (changed or not) to keep it, or `null` to drop it.
  */
 export type BeforeSend = (message: Message) => Message | null;
-
-/** A fetch-compatible function; see {@link Options.fetch}. */
-export type FetchLike = (input: string, init: RequestInit & { dispatcher?: Dispatcher }) => Promise<Response>;
 
 /** Options of {@link Analytics}. Every duration is in milliseconds. */
 export interface Options {
@@ -160,14 +160,6 @@ export const DEFAULTS = {
   disable: false,
 } as const;
 
-/** Limits of the ingestion API. */
-export const LIMITS = {
-  /** Largest serialised message, in bytes. */
-  messageBytes: 32_000,
-  /** Largest request body, in bytes. */
-  batchBytes: 500_000,
-} as const;
-
 /** @throws {ConfigError} naming the first invalid option. */
 export function resolveOptions(writeKey: unknown, input: Options = {}): ResolvedOptions {
   if (typeof writeKey !== 'string' || writeKey.length === 0) {
@@ -230,17 +222,6 @@ function alias<K extends keyof Options>(input: Options, name: K, other: keyof Op
   return (input[name] ?? input[other]) as Options[K];
 }
 
-/**
- * @returns `value` when it is an integer >= `min`.
- * @throws {ConfigError} naming option `name` otherwise.
- */
-export function integer(name: string, value: unknown, min: number): number {
-  if (!Number.isInteger(value) || (value as number) < min) {
-    throw new ConfigError(name, `Expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);
-  }
-  return value as number;
-}
-
 function boolean(name: string, value: unknown): boolean {
   if (typeof value !== 'boolean') {
     throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}`);
@@ -251,17 +232,6 @@ function boolean(name: string, value: unknown): boolean {
 function plainObject(name: string, value: unknown): Record<string, unknown> {
   if (!isPlainObject(value)) {
     throw new ConfigError(name, `Expected \`${name}\` to be a plain object, got ${describe(value)}`);
-  }
-  return value;
-}
-
-/**
- * @returns `value` when it is a function or undefined.
- * @throws {ConfigError} naming option `name` otherwise.
- */
-export function optionalFunction<T>(name: string, value: T): T {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new ConfigError(name, `Expected \`${name}\` to be a function, got ${describe(value)}`);
   }
   return value;
 }
@@ -295,24 +265,5 @@ function logger(value: unknown): Logger | undefined {
     );
   }
   return value as Logger;
-}
-
-/** `value` as a URL when it is a string holding an absolute http or https URL; else undefined. */
-export function parseHttpUrl(value: unknown): URL | undefined {
-  if (typeof value !== 'string') return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
-}
-
-/** True for `{}` literals and `Object.create(null)`, false for arrays, dates, class instances. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 

@@ -1,18 +1,18 @@
 import { withSentAt } from './batch.js';
-import { base64 } from './bytes.js';
-import type { Connection } from './connection.js';
-import type { Emitter } from './emitter.js';
-import { ConfigError, DeliveryError, HttpError, NetworkError } from './errors.js';
+import { base64 } from '../platform/bytes.js';
+import type { Connection } from '../http/connection.js';
+import type { Emitter } from '../core/emitter.js';
+import { ConfigError, DeliveryError, HttpError, NetworkError } from '../core/errors.js';
 import type { AnalyticsEvents } from './events.js';
 import type { ClientLog } from './logger.js';
 import type { ResolvedOptions } from './options.js';
-import { CAN_GZIP, gzip } from './gzip.js';
-import { allowListeners } from './listeners.js';
-import { openConnection } from './open-connection.js';
-import { type RetryPolicy, withRetry } from './retry.js';
-import { RUNTIME } from './runtime.js';
-import { post } from './transport.js';
-import { VERSION } from './version.js';
+import { CAN_GZIP, gzip } from '../platform/gzip.js';
+import { allowListeners } from '../platform/listeners.js';
+import { openConnection } from '../http/open-connection.js';
+import { type RetryPolicy, withRetry } from '../http/retry.js';
+import { RUNTIME } from '../platform/runtime.js';
+import { post } from '../http/transport.js';
+import { VERSION } from '../core/version.js';
 
 /** How one batch ended: the body last sent (its `sentAt` renewed by retries) and the final error, if any. */
 export interface SendOutcome {

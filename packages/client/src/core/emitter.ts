@@ -1,4 +1,4 @@
-import { log } from './log.js';
+import { log } from '../platform/log.js';
 
 type Listener<T> = (payload: T) => void;
 

@@ -1,8 +1,9 @@
-import { byteLength } from './bytes.js';
+import { byteLength } from '../platform/bytes.js';
 import { MessageTooLargeError, ValidationError } from './errors.js';
 import type { Integrations } from './integrations.js';
 import { describe } from './describe.js';
-import { isPlainObject, LIMITS } from './options.js';
+import { isPlainObject } from './validate.js';
+import { LIMITS } from './limits.js';
 import { LIBRARY } from './version.js';
 
 /** A free-form JSON object: traits, properties, context. */

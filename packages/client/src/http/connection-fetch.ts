@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Connection, Outgoing, RawResponse } from './connection.js';
-import type { FetchLike } from './options.js';
+import type { FetchLike } from './connection.js';
 
 /** Sends with a fetch-compatible function: the runtime's own outside Node, or the user's. */
 export class FetchConnection implements Connection {

@@ -1,6 +1,8 @@
 import type { Dispatcher } from 'undici';
-import type { FetchLike } from './options.js';
 import type { RequestAbort } from './request-abort.js';
+
+/** A fetch-compatible function; see the client's `fetch` option. */
+export type FetchLike = (input: string, init: RequestInit & { dispatcher?: Dispatcher }) => Promise<Response>;
 
 /** One POST, as a {@link Connection} sends it. */
 export interface Outgoing {

@@ -1,6 +1,6 @@
 import { FetchConnection } from './connection-fetch.js';
 import type { Connection, ConnectionOptions, Outgoing, RawResponse } from './connection.js';
-import { IS_NODE } from './runtime.js';
+import { IS_NODE } from '../platform/runtime.js';
 
 /**
  * Picks how to send, without asking the user: their `fetch` if given; undici on Node (or when they

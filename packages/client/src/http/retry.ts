@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { DeliveryError } from './errors.js';
+import { DeliveryError } from '../core/errors.js';
 
 /** How a failed delivery is retried. Durations in ms. */
 export interface RetryPolicy {

@@ -1,5 +1,5 @@
 import type { Connection } from './connection.js';
-import { DeliveryError, HttpError, NetworkError, TimeoutError } from './errors.js';
+import { DeliveryError, HttpError, NetworkError, TimeoutError } from '../core/errors.js';
 import { RequestAbort } from './request-abort.js';
 
 /** One POST. Durations in ms. */

@@ -1,9 +1,9 @@
-import type { Analytics } from '../analytics.js';
-import type { Callback } from '../events.js';
-import { ValidationError } from '../errors.js';
-import { type MessageType, messageType } from '../message.js';
-import { describe } from '../describe.js';
-import { isPlainObject } from '../options.js';
+import type { Analytics } from '../client/analytics.js';
+import type { Callback } from '../client/events.js';
+import { ValidationError } from '../core/errors.js';
+import { type MessageType, messageType } from '../core/message.js';
+import { describe } from '../core/describe.js';
+import { isPlainObject } from '../core/validate.js';
 
 /** A line parsed into a call of the tracking API: its type and the call's fields. */
 export interface Call {

@@ -1,7 +1,7 @@
-import type { Analytics } from '../analytics.js';
-import type { AnalyticsError } from '../errors.js';
-import { ValidationError } from '../errors.js';
-import { LIMITS } from '../options.js';
+import type { Analytics } from '../client/analytics.js';
+import type { AnalyticsError } from '../core/errors.js';
+import { ValidationError } from '../core/errors.js';
+import { LIMITS } from '../core/limits.js';
 import { parseCall, send } from './call.js';
 import { type Line, readLines, type Source } from './lines.js';
 import { deriveMessageId } from './message-id.js';

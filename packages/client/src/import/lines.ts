@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { MessageTooLargeError, ValidationError } from '../errors.js';
+import { MessageTooLargeError, ValidationError } from '../core/errors.js';
 
 /** One line of an NDJSON input. */
 export interface Line {

@@ -1,7 +1,7 @@
-import { ValidationError } from '../errors.js';
-import type { Message } from '../message.js';
-import { describe } from '../describe.js';
-import { isPlainObject } from '../options.js';
+import { ValidationError } from '../core/errors.js';
+import type { Message } from '../core/message.js';
+import { describe } from '../core/describe.js';
+import { isPlainObject } from '../core/validate.js';
 
 /**
  * An audience's membership as of one sync: give it back to the next sync. Plain JSON, so it can be

@@ -1,7 +1,7 @@
-import { ValidationError } from '../errors.js';
-import { type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../message.js';
-import { describe } from '../describe.js';
-import { isPlainObject } from '../options.js';
+import { ValidationError } from '../core/errors.js';
+import { type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
+import { describe } from '../core/describe.js';
+import { isPlainObject } from '../core/validate.js';
 
 /** The `type` of a webhook notification. */
 export type WebhookType = 'page' | 'screen' | 'identify' | 'track' | 'alias' | 'group' | 'delete';

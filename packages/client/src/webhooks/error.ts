@@ -1,4 +1,4 @@
-import { DeliveryError, HttpError } from '../errors.js';
+import { DeliveryError, HttpError } from '../core/errors.js';
 import { displayUrl } from './settings.js';
 
 /** Why one receiver did not take a message. */

@@ -42,5 +42,5 @@ export {
   NetworkError,
   TimeoutError,
   ValidationError,
-} from '../errors.js';
-export type { JsonObject, Message } from '../message.js';
+} from '../core/errors.js';
+export type { JsonObject, Message } from '../core/message.js';

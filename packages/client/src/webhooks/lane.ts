@@ -1,5 +1,5 @@
-import type { DeliveryError } from '../errors.js';
-import { Queue } from '../queue.js';
+import type { DeliveryError } from '../core/errors.js';
+import { Queue } from '../core/queue.js';
 
 /** How one request to a URL ended, as far as the URL's health is concerned. */
 export type RequestOutcome = 'ok' | 'failed' | 'neutral';

@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
 import { toWebhookBody, type WebhookInput, type WebhookType } from './body.js';
 
 /**

@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
-import { ConfigError } from '../errors.js';
-import { describe } from '../describe.js';
-import { type FetchLike, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../options.js';
+import { ConfigError } from '../core/errors.js';
+import { describe } from '../core/describe.js';
+import { type FetchLike } from '../http/connection.js';
+import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 
 /** One receiver: where to POST, and the static headers only that URL gets. */
 export interface Webhook {

@@ -1,6 +1,6 @@
 // What the Node and the Web Crypto signatures share; nothing here may import `node:*`.
-import { describe } from '../describe.js';
-import { ConfigError, ValidationError } from '../errors.js';
+import { describe } from '../core/describe.js';
+import { ConfigError, ValidationError } from '../core/errors.js';
 
 /** The request header that carries the signature (lower case, as `node:http` exposes it). */
 export const SIGNATURE_HEADER = 'x-signature';

@@ -1,7 +1,7 @@
 // The twin of signature.ts for runtimes without `node:crypto` (the Edge Runtime, Workers without
 // `nodejs_compat`): Web Crypto signs and verifies only asynchronously, so the synchronous forms say
 // which asynchronous one to use instead.
-import { AnalyticsError } from '../errors.js';
+import { AnalyticsError } from '../core/errors.js';
 import { signBodyAsync } from './signature-async.js';
 
 export { SIGNATURE_HEADER } from './signature-format.js';

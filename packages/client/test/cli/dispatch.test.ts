@@ -1,9 +1,9 @@
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, run } from '../../src/cli/dispatch.js';
-import { VERSION } from '../../src/version.js';
-import { fakeContext } from '../helpers/context.js';
-import { startSink } from '../helpers/sink.js';
+import { VERSION } from '../../src/core/version.js';
+import { fakeContext } from '../../../../test/helpers/context.js';
+import { startSink } from '../../../../test/helpers/sink.js';
 
 describe('batched-analytics (dispatcher)', () => {
   it('lists every command in --help', async () => {

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deriveMessageId } from '../../src/import/message-id.js';
-import { runCli, startCli } from '../helpers/cli.js';
-import { countIds, type Sink, startSink } from '../helpers/sink.js';
+import { runCli, startCli } from '../../../../test/helpers/cli.js';
+import { countIds, type Sink, startSink } from '../../../../test/helpers/sink.js';
 
 // These tests run the built executable (dist/cli.js) as a user would, against a loopback endpoint.
 
-const EXAMPLE = fileURLToPath(new URL('../../examples/import.ndjson', import.meta.url));
+const EXAMPLE = fileURLToPath(new URL('../../../../examples/import.ndjson', import.meta.url));
 
 let dir: string;
 let sink: Sink | undefined;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Analytics, type DropEvent } from '../src/index.js';
-import { countIds, type Sink, startSink } from './helpers/sink.js';
+import { Analytics, type DropEvent } from '../../src/index.js';
+import { countIds, type Sink, startSink } from '../../../../test/helpers/sink.js';
 
 let sink: Sink | undefined;
 afterEach(async () => {

@@ -9,10 +9,10 @@ import {
   QueueFullError,
   type RetryEvent,
   TimeoutError,
-} from '../src/index.js';
-import { client, track } from './helpers/client.js';
-import { gatedEndpoint, hang, messageIds, mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
-import { useMockServer } from './helpers/msw-lifecycle.js';
+} from '../../src/index.js';
+import { client, track } from '../../../../test/helpers/client.js';
+import { gatedEndpoint, hang, messageIds, mockEndpoint, silentEndpoint } from '../../../../test/helpers/endpoint.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
 
 useMockServer();
 

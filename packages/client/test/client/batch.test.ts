@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { ENVELOPE_BYTES, type Entry, MessageStore, takeBatch, withSentAt } from '../src/batch.js';
-import { Queue } from '../src/queue.js';
+import { ENVELOPE_BYTES, type Entry, MessageStore, takeBatch, withSentAt } from '../../src/client/batch.js';
+import { Queue } from '../../src/core/queue.js';
 
 function queueOf(messages: unknown[]): { queue: Queue<Entry>; store: MessageStore } {
   const store = new MessageStore();

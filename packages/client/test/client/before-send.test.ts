@@ -6,10 +6,10 @@ import {
   type Message,
   MessageTooLargeError,
   ValidationError,
-} from '../src/index.js';
-import { client, recordEvents, track } from './helpers/client.js';
-import { mockEndpoint } from './helpers/endpoint.js';
-import { useMockServer } from './helpers/msw-lifecycle.js';
+} from '../../src/index.js';
+import { client, recordEvents, track } from '../../../../test/helpers/client.js';
+import { mockEndpoint } from '../../../../test/helpers/endpoint.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
 
 useMockServer();
 

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpResponse } from 'msw';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Analytics, DeadLetterError, type Message } from '../src/index.js';
-import { runCli } from './helpers/cli.js';
-import { client, recordEvents, track } from './helpers/client.js';
-import { mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
-import { useMockServer } from './helpers/msw-lifecycle.js';
-import { startSink } from './helpers/sink.js';
+import { Analytics, DeadLetterError, type Message } from '../../src/index.js';
+import { runCli } from '../../../../test/helpers/cli.js';
+import { client, recordEvents, track } from '../../../../test/helpers/client.js';
+import { mockEndpoint, silentEndpoint } from '../../../../test/helpers/endpoint.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
+import { startSink } from '../../../../test/helpers/sink.js';
 
 useMockServer();
 

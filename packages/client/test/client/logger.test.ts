@@ -2,11 +2,11 @@ import { format } from 'node:util';
 import createDebug from 'debug';
 import { HttpResponse } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Logger } from '../src/index.js';
-import { log } from '../src/log.js';
-import { client, track } from './helpers/client.js';
-import { mockEndpoint } from './helpers/endpoint.js';
-import { useMockServer } from './helpers/msw-lifecycle.js';
+import type { Logger } from '../../src/index.js';
+import { log } from '../../src/platform/log.js';
+import { client, track } from '../../../../test/helpers/client.js';
+import { mockEndpoint } from '../../../../test/helpers/endpoint.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
 
 useMockServer();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Analytics, ConfigError, DEFAULTS } from '../src/index.js';
-import { resolveOptions } from '../src/options.js';
+import { Analytics, ConfigError, DEFAULTS } from '../../src/index.js';
+import { resolveOptions } from '../../src/client/options.js';
 
 describe('resolveOptions', () => {
   it('applies the documented defaults', () => {

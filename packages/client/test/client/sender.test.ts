@@ -4,10 +4,10 @@ import {
   CloseTimeoutError,
   HttpError,
   NetworkError,
-} from '../src/index.js';
-import { client, recordEvents, track } from './helpers/client.js';
-import { ENDPOINT, mockEndpoint, silentEndpoint } from './helpers/endpoint.js';
-import { useMockServer } from './helpers/msw-lifecycle.js';
+} from '../../src/index.js';
+import { client, recordEvents, track } from '../../../../test/helpers/client.js';
+import { ENDPOINT, mockEndpoint, silentEndpoint } from '../../../../test/helpers/endpoint.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
 
 useMockServer();
 

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { isDestinationEnabled } from '../src/index.js';
+import { isDestinationEnabled } from '../../src/index.js';
 
 it.each([
   [undefined, true],

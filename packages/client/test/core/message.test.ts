@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Analytics, AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../src/index.js';
-import { type MessageType, prepareMessage, serializeMessage } from '../src/message.js';
+import { Analytics, AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../../src/index.js';
+import { type MessageType, prepareMessage, serializeMessage } from '../../src/core/message.js';
 
 const defaults = { context: {}, integrations: {} };
 const build = (type: MessageType, params: unknown) => serializeMessage(prepareMessage(type, params as never, defaults));

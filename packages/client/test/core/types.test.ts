@@ -11,8 +11,8 @@ import {
   type ResponseEvent,
   type RetryEvent,
   ValidationError,
-} from '../src/index.js';
-import { WebhookDestination, type WebhookDeliveryResult } from '../src/webhooks/index.js';
+} from '../../src/index.js';
+import { WebhookDestination, type WebhookDeliveryResult } from '../../src/webhooks/index.js';
 
 const analytics = new Analytics('write-key', { disable: true });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { HttpError, NetworkError } from '../src/errors.js';
-import { backoff, retryDelay, withRetry } from '../src/retry.js';
-import { parseRetryAfter } from '../src/transport.js';
+import { HttpError, NetworkError } from '../../src/core/errors.js';
+import { backoff, retryDelay, withRetry } from '../../src/http/retry.js';
+import { parseRetryAfter } from '../../src/http/transport.js';
 
 const policy = { retries: 3, minDelay: 100, maxDelay: 1_000 };
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpError, NetworkError, TimeoutError } from '../src/errors.js';
-import { openConnection } from '../src/open-connection.js';
-import { post } from '../src/transport.js';
-import { type Loopback, startLoopback } from './helpers/loopback.js';
+import { HttpError, NetworkError, TimeoutError } from '../../src/core/errors.js';
+import { openConnection } from '../../src/http/open-connection.js';
+import { post } from '../../src/http/transport.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 // Both ways a request leaves the process: undici on Node, fetch elsewhere (here Node's own).
 const CONNECTIONS = {

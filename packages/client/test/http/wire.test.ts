@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Analytics, VERSION } from '../src/index.js';
-import { type Loopback, startLoopback } from './helpers/loopback.js';
+import { Analytics, VERSION } from '../../src/index.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 const run = promisify(execFile);
 let server: Loopback | undefined;
@@ -66,7 +66,7 @@ describe('the default transport (undici) against a real server', () => {
 });
 
 describe('process lifetime', () => {
-  const script = fileURLToPath(new URL('./fixtures/script-ends.mjs', import.meta.url));
+  const script = fileURLToPath(new URL('../fixtures/script-ends.mjs', import.meta.url));
 
   it('a script that queues calls and simply ends still delivers them, then exits promptly', async () => {
     server = await startLoopback();

@@ -3,7 +3,7 @@ import { Analytics, type Options } from '../../src/index.js';
 import { Importer, type ImportOptions } from '../../src/import/importer.js';
 import { deriveMessageId } from '../../src/import/message-id.js';
 import type { Reject } from '../../src/import/rejects.js';
-import { countIds, type Sink, startSink } from '../helpers/sink.js';
+import { countIds, type Sink, startSink } from '../../../../test/helpers/sink.js';
 
 let sink: Sink | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import * as node from '../src/bytes.js';
-import * as web from '../src/bytes.web.js';
+import * as node from '../../src/platform/bytes.js';
+import * as web from '../../src/platform/bytes.web.js';
 
 // One suite for both byte implementations: the web build must put the same bytes on the wire.
 const TEXTS = ['', 'plain ascii {"a":1}', 'Café ☕ naïve', '😀 pairs 𝄞', 'lone \ud800 surrogate', 'x'.repeat(70_000)];

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DeadLetterFile } from '../src/dead-letter.web.js';
-import { formatLine } from '../src/format.web.js';
-import { signBody, verifySignature, signPayload } from '../src/webhooks/signature.web.js';
-import { signBody as nodeSignBody } from '../src/webhooks/signature.js';
-import { formatLine as nodeFormat } from '../src/format.js';
+import { DeadLetterFile } from '../../src/client/dead-letter.web.js';
+import { formatLine } from '../../src/platform/format.web.js';
+import { signBody, verifySignature, signPayload } from '../../src/webhooks/signature.web.js';
+import { signBody as nodeSignBody } from '../../src/webhooks/signature.js';
+import { formatLine as nodeFormat } from '../../src/platform/format.js';
 
 // What the web build (Edge Runtime, Workers without nodejs_compat) does differently from Node's,
 // seen from the user's side; bytes.test.ts covers the byte handling, the runtime matrix the rest.

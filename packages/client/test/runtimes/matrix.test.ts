@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBody, verifySignature } from '../../src/webhooks/index.js';
-import { type Loopback, startLoopback } from '../helpers/loopback.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 // The runtime matrix: the built package (`npm run build` first) loaded in each runtime, sending to a
 // loopback sink in this process. The runtimes are pinned in test/runtimes/package.json and installed

@@ -2,8 +2,8 @@
 // comes next; the collector keeps that schedule in its store.
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Message, prepareWebhook, WebhookDestination, type WebhookDestinationOptions, WebhookError } from '../../src/webhooks/index.js';
-import { record } from '../helpers/events.js';
-import { type Receiver, type Reply, startReceiver, status } from '../helpers/receiver.js';
+import { record } from '../../../../test/helpers/events.js';
+import { type Receiver, type Reply, startReceiver, status } from '../../../../test/helpers/receiver.js';
 
 const track: Message = { type: 'track', messageId: 'msg-1', timestamp: '2024-03-01T12:30:00.123Z', context: {}, userId: 'u1', event: 'Signed Up' };
 

@@ -8,11 +8,11 @@ import {
   type WebhookError,
   type WebhookSettings,
 } from '../../src/webhooks/index.js';
-import { viaGlobalFetch } from '../helpers/endpoint.js';
-import { record } from '../helpers/events.js';
-import { useMockServer } from '../helpers/msw-lifecycle.js';
-import { mockWebhook } from '../helpers/msw-webhooks.js';
-import { type Receiver, type Reply, startReceiver, status } from '../helpers/receiver.js';
+import { viaGlobalFetch } from '../../../../test/helpers/endpoint.js';
+import { record } from '../../../../test/helpers/events.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
+import { mockWebhook } from '../../../../test/helpers/msw-webhooks.js';
+import { type Receiver, type Reply, startReceiver, status } from '../../../../test/helpers/receiver.js';
 
 useMockServer();
 

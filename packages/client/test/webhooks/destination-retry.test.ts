@@ -9,10 +9,10 @@ import {
   type WebhookDestinationOptions,
   WebhookError,
 } from '../../src/webhooks/index.js';
-import { record } from '../helpers/events.js';
-import { viaGlobalFetch } from '../helpers/endpoint.js';
-import { useMockServer } from '../helpers/msw-lifecycle.js';
-import { mockWebhook } from '../helpers/msw-webhooks.js';
+import { record } from '../../../../test/helpers/events.js';
+import { viaGlobalFetch } from '../../../../test/helpers/endpoint.js';
+import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
+import { mockWebhook } from '../../../../test/helpers/msw-webhooks.js';
 
 useMockServer();
 

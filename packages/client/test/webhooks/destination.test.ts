@@ -2,7 +2,7 @@ import { format } from 'node:util';
 import createDebug from 'debug';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { log } from '../../src/log.js';
+import { log } from '../../src/platform/log.js';
 import {
   HttpError,
   type Message,
@@ -17,9 +17,9 @@ import {
   WebhookError,
   type WebhookSettings,
 } from '../../src/webhooks/index.js';
-import { record } from '../helpers/events.js';
-import { selfSignedCertificate } from '../helpers/certificate.js';
-import { type Receiver, type Reply, sequence, startReceiver, status } from '../helpers/receiver.js';
+import { record } from '../../../../test/helpers/events.js';
+import { selfSignedCertificate } from '../../../../test/helpers/certificate.js';
+import { type Receiver, type Reply, sequence, startReceiver, status } from '../../../../test/helpers/receiver.js';
 
 const track: Message = {
   type: 'track',

@@ -1,16 +1,15 @@
 import path from 'node:path';
-import { COLLECTOR_DEFAULTS, startCollector } from '../collector/collector.js';
-import { loadConfig, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../collector/config.js';
-import { postgresUrl, redact } from '../collector/postgres/connection-string.js';
-import { PostgresStore } from '../collector/postgres/store.js';
-import { AnalyticsError } from '../errors.js';
-import { integerFlag, parseFlags } from './args.js';
-import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
+import { COLLECTOR_DEFAULTS, startCollector } from '../ingress/collector.js';
+import { CONFIG_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
+import { postgresUrl, redact } from '../config/connection-string.js';
+import { PostgresStore } from '../delivery/postgres/store.js';
+import { AnalyticsError, type Command, type CommandContext, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
 
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
 export const DEFAULT_DATA_DIR = '.batched-analytics';
 
 const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR | --store URL]
+   or: batched-analytics-collector --config FILE [the same options]
 
 Runs the local collector: the ingestion API the client sends to (/v1/batch, /v1/<call>),
 POST /v1/audiences, POST /v1/deletions, and a live event debugger at /. Prints its base URL
@@ -30,7 +29,7 @@ Options:
   -h, --help       this help
 
 Config file:
-  { "adminToken": "secret for POST /v1/deletions (optional)",
+  { "adminToken": "at least ${MIN_TOKEN_LENGTH} characters: the bearer token of deletions and \"Send again\"",
     "sources": [ { "name": "web", "writeKey": "wk_web",
       "destinations": { "Webhooks": { "webhooks": [ { "url": "http://127.0.0.1:9000/in",
         "headers": { "X-Env": "dev" } } ], "sharedSecret": "optional" } } } ],
@@ -39,14 +38,15 @@ Config file:
     "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections} },
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
+    "historyEvents": ${CONFIG_DEFAULTS.historyEvents},
     "store": "postgres://collector@db.internal:5432/analytics" }
-  "delivery", "server", "queue" and "store" are optional (durations in ms; the delivery, server
-  and queue values shown are the defaults; the server's timeouts are at most 30000). "queue": how
-  long a collector's claim on a delivery lasts unless renewed (what a dead collector's deliveries
-  wait before another takes them over), how often it looks for due work, and how many deliveries
-  it holds at once. The live page answers only
-  under the collector's own address (with loopback: localhost, 127.0.0.1, [::1], with the port)
-  and "allowedHosts".
+  Only "sources" is required; durations are in ms, and the delivery, server, queue and
+  historyEvents values shown are the defaults (the server's timeouts are at most 30000).
+  "queue": how long a collector's claim on a delivery lasts unless renewed (what a dead
+  collector's deliveries wait before another takes them over), how often it looks for due
+  work, and how many deliveries it holds at once. "historyEvents": how many events the live
+  page can page back through. The live page answers only under the collector's own address
+  (with loopback: localhost, 127.0.0.1, [::1], with the port) and "allowedHosts".
 `;
 
 /** `batched-analytics serve`: the local collector. */

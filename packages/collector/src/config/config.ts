@@ -1,10 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError } from '../errors.js';
-import { describe } from '../describe.js';
-import { integer, isPlainObject } from '../options.js';
-import { resolveWebhookConfig } from '../webhooks/settings.js';
-import { postgresUrl } from './postgres/connection-string.js';
-import type { WebhookDestinationOptions, WebhookSettings } from '../webhooks/settings.js';
+import { ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
+import { postgresUrl } from './connection-string.js';
 
 /**
  * How the collector's Webhooks destinations send: the destination's own options, with the same

@@ -1,5 +1,4 @@
-import { ConfigError } from '../../errors.js';
-import { describe } from '../../describe.js';
+import { ConfigError, describe } from 'batched-analytics/internal';
 
 const PROTOCOLS = ['postgres:', 'postgresql:'];
 

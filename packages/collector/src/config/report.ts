@@ -1,5 +1,5 @@
 import { formatWithOptions } from 'node:util';
-import { log } from '../log.js';
+import { log } from 'batched-analytics/internal';
 
 /** How serious a line is: warnings and errors reach stderr whatever `DEBUG` says. */
 export type ReportLevel = 'warn' | 'error';

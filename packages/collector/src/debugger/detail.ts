@@ -1,7 +1,5 @@
-import { SIGNATURE_HEADER, signBody } from '../webhooks/signature.js';
-import type { PreparedWebhook } from '../webhooks/prepared.js';
-import { displayUrl, USER_AGENT, type WebhookSettings } from '../webhooks/settings.js';
-import type { EventView } from './events.js';
+import { displayUrl, type PreparedWebhook, SIGNATURE_HEADER, signBody, USER_AGENT, type WebhookSettings } from 'batched-analytics/internal';
+import type { EventView } from './views.js';
 
 /** What the configured header values are replaced with: they may hold a receiver's credentials. */
 export const HIDDEN = '(hidden: set in the config)';

@@ -1,8 +1,7 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { log } from '../log.js';
-import type { PreparedWebhook } from '../webhooks/prepared.js';
-import type { EventView } from './events.js';
+import { log, type PreparedWebhook } from 'batched-analytics/internal';
+import type { EventView } from './views.js';
 
 /** An event as the history keeps it: its latest view, and the webhook it was sent as (for redelivery). */
 export interface HistoryEntry {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MESSAGE_TYPES } from '../message.js';
+import { MESSAGE_TYPES } from 'batched-analytics/internal';
 import { SCRIPT } from './page/script.js';
 import { STYLE } from './page/style.js';
 

@@ -1,8 +1,7 @@
-import { log } from '../log.js';
-import { WebhookDestination } from '../webhooks/destination.js';
-import type { DeliveryOptions, QueueOptions, SourceConfig } from './config.js';
+import { log, WebhookDestination } from 'batched-analytics/internal';
+import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
-import type { EventHub } from './events.js';
+import type { EventHub } from '../debugger/events.js';
 import type { Claimed, Delivery, Store } from './store.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';

@@ -1,9 +1,6 @@
 import { mkdir, open, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { AnalyticsError } from '../errors.js';
-import { log } from '../log.js';
-import type { AudienceState } from '../webhooks/audience.js';
-import { prepareWebhook } from '../webhooks/prepared.js';
+import { AnalyticsError, type AudienceState, log, prepareWebhook } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
 import {
   type AudiencePlan,

@@ -1,8 +1,5 @@
-import { AnalyticsError } from '../errors.js';
-import type { AudienceState } from '../webhooks/audience.js';
-import type { WebhookInput } from '../webhooks/body.js';
-import type { PreparedWebhook } from '../webhooks/prepared.js';
-import type { EventHistory } from './history.js';
+import { AnalyticsError, type AudienceState, type PreparedWebhook, type WebhookInput } from 'batched-analytics/internal';
+import type { EventHistory } from '../debugger/history.js';
 
 /** One message accepted for one source's Webhooks destination, until it is delivered or given up. */
 export interface Delivery {

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { SourceConfig } from './config.js';
+import type { SourceConfig } from '../config/config.js';
 
 /**
  * Finds the source whose write key the request sends as its basic-auth user (the password is

@@ -1,15 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { log } from '../log.js';
-import type { CollectorConfig } from './config.js';
-import { Deliverer } from './deliverer.js';
-import { EventHub } from './events.js';
-import { HistoryFile } from './history.js';
+import { log } from 'batched-analytics/internal';
+import type { CollectorConfig } from '../config/config.js';
+import { Deliverer } from '../delivery/deliverer.js';
+import { EventHub } from '../debugger/events.js';
+import { HistoryFile } from '../debugger/history.js';
 import { HostCheck } from './hosts.js';
-import { JournalStore } from './journal.js';
+import { JournalStore } from '../delivery/journal.js';
 import { Router } from './router.js';
 import { createHandler } from './server.js';
-import type { Store } from './store.js';
+import type { Store } from '../delivery/store.js';
 
 /** Options of {@link startCollector}. */
 export interface CollectorOptions {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { AnalyticsError } from '../errors.js';
+import { AnalyticsError } from 'batched-analytics/internal';
 
 /**
  * A request the collector refuses, with the status and JSON body it answers. Client errors only;

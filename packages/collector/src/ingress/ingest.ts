@@ -1,7 +1,4 @@
-import { ValidationError } from '../errors.js';
-import { type Message, type MessageType, validateMessage } from '../message.js';
-import { describe } from '../describe.js';
-import { isPlainObject, LIMITS } from '../options.js';
+import { describe, isPlainObject, LIMITS, type Message, type MessageType, validateMessage, ValidationError } from 'batched-analytics/internal';
 import { RequestError } from './http.js';
 
 /**

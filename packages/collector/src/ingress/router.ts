@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isDestinationEnabled } from '../integrations.js';
-import type { Message } from '../message.js';
-import { type AudienceState, audienceSync, audienceTrait } from '../webhooks/audience.js';
-import type { WebhookInput } from '../webhooks/body.js';
-import { type PreparedWebhook, prepareWebhook } from '../webhooks/prepared.js';
-import { displayUrl } from '../webhooks/settings.js';
-import { type SourceConfig, WEBHOOKS } from './config.js';
-import type { Deliverer } from './deliverer.js';
-import type { EventHub, EventView, RouteView } from './events.js';
-import type { AudiencePlan, Claimed, Delivery, Store } from './store.js';
+import { type AudienceState, audienceSync, audienceTrait, displayUrl, isDestinationEnabled, type Message, type PreparedWebhook, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
+import { type SourceConfig, WEBHOOKS } from '../config/config.js';
+import type { Deliverer } from '../delivery/deliverer.js';
+import type { EventHub } from '../debugger/events.js';
+import type { EventView, RouteView } from '../debugger/views.js';
+import type { AudiencePlan, Claimed, Delivery, Store } from '../delivery/store.js';
 
 /** What an acceptance records and shows. */
 interface Planned extends Pick<AudiencePlan, 'deliveries'> {

@@ -1,20 +1,16 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { ValidationError } from '../errors.js';
-import { MESSAGE_TYPES } from '../message.js';
-import { describe } from '../describe.js';
-import { isPlainObject, LIMITS } from '../options.js';
-import { audienceTrait } from '../webhooks/audience.js';
+import { audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
 import { hasBearer, sourceOf } from './auth.js';
-import type { CollectorConfig, SourceConfig } from './config.js';
-import { describeEvent } from './detail.js';
-import type { EventHub } from './events.js';
+import type { CollectorConfig, SourceConfig } from '../config/config.js';
+import { describeEvent } from '../debugger/detail.js';
+import type { EventHub } from '../debugger/events.js';
 import type { HostCheck } from './hosts.js';
 import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
-import { PAGE, PAGE_HEADERS } from './page.js';
-import { report } from './report.js';
+import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
+import { report } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
-import { StoreUnavailableError } from './store.js';
+import { StoreUnavailableError } from '../delivery/store.js';
 
 /** What the routes work with. */
 export interface ServerContext {

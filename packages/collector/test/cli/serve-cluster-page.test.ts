@@ -2,10 +2,10 @@
 // shows what the other accepted and delivered, in order of acceptance. Needs Chromium and
 // PostgreSQL; skips without either, and fails so under CI=true.
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_SKIP, launchChromium } from '../helpers/chromium.js';
-import { basic, postJson, startCollector, stopAll, tempDir, writeConfig } from '../helpers/collector.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../helpers/postgres.js';
-import { useReceivers } from '../helpers/receiver.js';
+import { CHROMIUM_SKIP, launchChromium } from '../../../../test/helpers/chromium.js';
+import { basic, postJson, startCollector, stopAll, tempDir, writeConfig } from '../../../../test/helpers/collector.js';
+import { POSTGRES_SKIP, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
+import { useReceivers } from '../../../../test/helpers/receiver.js';
 
 const SKIP = POSTGRES_SKIP ?? CHROMIUM_SKIP;
 

@@ -4,9 +4,9 @@
 // change once. Skips without PostgreSQL; fails so under CI=true.
 import { hostname } from 'node:os';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
-import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
-import { type Reply, useReceivers } from '../helpers/receiver.js';
+import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
+import { type Reply, useReceivers } from '../../../../test/helpers/receiver.js';
 
 const cluster = useThrowawayCluster();
 const temp = tempDir();

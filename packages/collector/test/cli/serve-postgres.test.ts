@@ -1,9 +1,9 @@
 // `batched-analytics serve --store postgres://…`: the real executable on a throwaway PostgreSQL
 // cluster, forwarding to a loopback receiver. Skips without PostgreSQL; fails so under CI=true.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { basic, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
-import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
-import { type ReceivedRequest, status, useReceivers } from '../helpers/receiver.js';
+import { basic, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
+import { type ReceivedRequest, status, useReceivers } from '../../../../test/helpers/receiver.js';
 
 const cluster = useThrowawayCluster();
 const temp = tempDir();

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { postJson, runCli, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../helpers/collector.js';
+import { postJson, runCli, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 
 const MINIMAL = { sources: [{ name: 'web', writeKey: 'wk_web' }] };
 
@@ -27,7 +27,7 @@ describe.concurrent('help', () => {
   it('serve --help describes every flag and the config file', async () => {
     const { code, stdout } = await runCli(['serve', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"delivery"', '"store"']) {
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', 'or: batched-analytics-collector']) {
       expect(stdout).toContain(flag);
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/collector/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { parseConfig } from '../../src/config/config.js';
+import { ConfigError } from 'batched-analytics/internal';
 
 const hook = (url = 'http://127.0.0.1:9000/in') => ({ webhooks: [{ url }] });
 const source = (extra: Record<string, unknown> = {}) => ({ name: 'web', writeKey: 'wk_web', ...extra });

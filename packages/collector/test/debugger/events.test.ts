@@ -3,9 +3,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EventHub, type EventView } from '../../src/collector/events.js';
-import type { EventHistory, HistoryEntry } from '../../src/collector/history.js';
-import { waitFor, watchEvents } from '../helpers/collector.js';
+import { EventHub } from '../../src/debugger/events.js';
+import type { EventView } from '../../src/debugger/views.js';
+import type { EventHistory, HistoryEntry } from '../../src/debugger/history.js';
+import { waitFor, watchEvents } from '../../../../test/helpers/collector.js';
 
 /** A history shared with other processes, whose states the test hands over itself. */
 function sharedHistory() {

@@ -2,11 +2,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Analytics } from '../../src/index.js';
-import type { EventView } from '../../src/collector/events.js';
-import { HistoryFile } from '../../src/collector/history.js';
-import { startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
-import { startLoopback } from '../helpers/loopback.js';
+import { Analytics } from 'batched-analytics';
+import type { EventView } from '../../src/debugger/views.js';
+import { HistoryFile } from '../../src/debugger/history.js';
+import { startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
+import { startLoopback } from '../../../../test/helpers/loopback.js';
 
 const temp = tempDir();
 afterAll(async () => {

@@ -2,10 +2,10 @@
 // playwright-core): events appear as they arrive, with routing and each webhook's status.
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Analytics } from '../../src/index.js';
-import { CHROMIUM_SKIP, launchChromium } from '../helpers/chromium.js';
-import { type Collector, startCollector, stopAll, tempDir, writeConfig } from '../helpers/collector.js';
-import { type Loopback, startLoopback } from '../helpers/loopback.js';
+import { Analytics } from 'batched-analytics';
+import { CHROMIUM_SKIP, launchChromium } from '../../../../test/helpers/chromium.js';
+import { type Collector, startCollector, stopAll, tempDir, writeConfig } from '../../../../test/helpers/collector.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROMIUM_SKIP ? ` skipped: ${CHROMIUM_SKIP}` : ''}`, () => {
   const temp = tempDir();
@@ -174,7 +174,7 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     expect(await page.locator('#detail tbody').textContent()).toMatch(/HTTP 200/);
     // The README's picture of the debugger: docs/debugger.png is a copy of this one.
     await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: new URL('../../.tmp/debugger.png', import.meta.url).pathname });
+    await page.screenshot({ path: new URL('../../../../.tmp/debugger.png', import.meta.url).pathname });
     await page.keyboard.press('Escape');
     await expect.poll(() => page.locator('#detail').isVisible()).toBe(false);
   });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Batcher, type BatcherOptions } from '../../src/collector/postgres/batcher.js';
+import { Batcher, type BatcherOptions } from '../../src/delivery/postgres/batcher.js';
 
 /** A batcher whose flushes wait until the test ends them, recording what each carried. */
 function controlled(options?: BatcherOptions) {

@@ -1,11 +1,11 @@
 // The Deliverer against a real journal store and a real receiver: how it takes due work from the store.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { Deliverer } from '../../src/collector/deliverer.js';
-import { EventHub } from '../../src/collector/events.js';
-import { JournalStore } from '../../src/collector/journal.js';
-import type { Claimed, Store } from '../../src/collector/store.js';
-import { tempDir, waitFor } from '../helpers/collector.js';
-import { type Loopback, startLoopback } from '../helpers/loopback.js';
+import { Deliverer } from '../../src/delivery/deliverer.js';
+import { EventHub } from '../../src/debugger/events.js';
+import { JournalStore } from '../../src/delivery/journal.js';
+import type { Claimed, Store } from '../../src/delivery/store.js';
+import { tempDir, waitFor } from '../../../../test/helpers/collector.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 import { delivery } from './store-contract.js';
 
 const temp = tempDir();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DueQueue } from '../../src/collector/due-queue.js';
+import { DueQueue } from '../../src/delivery/due-queue.js';
 
 /** Takes everything due at `now`, in the order handed out. */
 function drain<T>(queue: DueQueue<T>, now: number): T[] {

@@ -1,9 +1,9 @@
 // What the collector accepted survives a hard kill: SIGKILL the real CLI mid-retry, start it again
 // on the same data dir, and every message still arrives.
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Analytics } from '../../src/index.js';
-import { basic, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
-import { type Loopback, startLoopback } from '../helpers/loopback.js';
+import { Analytics } from 'batched-analytics';
+import { basic, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 let temp: ReturnType<typeof tempDir>;
 let receiver: Loopback;

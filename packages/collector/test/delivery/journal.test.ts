@@ -1,9 +1,9 @@
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JournalStore } from '../../src/collector/journal.js';
-import { tempDir } from '../helpers/collector.js';
-import type { Delivery } from '../../src/collector/store.js';
+import { JournalStore } from '../../src/delivery/journal.js';
+import { tempDir } from '../../../../test/helpers/collector.js';
+import type { Delivery } from '../../src/delivery/store.js';
 import { delivery, storeContract } from './store-contract.js';
 
 storeContract('JournalStore', async () => {

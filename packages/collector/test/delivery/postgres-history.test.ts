@@ -2,11 +2,11 @@
 // records, another opens and follows, in the order of commit, holes in `seq` included.
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventView } from '../../src/collector/events.js';
-import type { EventHistory, HistoryEntry } from '../../src/collector/history.js';
-import { PostgresStore } from '../../src/collector/postgres/store.js';
-import { waitFor } from '../helpers/collector.js';
-import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
+import type { EventView } from '../../src/debugger/views.js';
+import type { EventHistory, HistoryEntry } from '../../src/debugger/history.js';
+import { PostgresStore } from '../../src/delivery/postgres/store.js';
+import { waitFor } from '../../../../test/helpers/collector.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 
 const cluster = useThrowawayCluster();
 

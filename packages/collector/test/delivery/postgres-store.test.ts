@@ -2,8 +2,8 @@
 // per test. Without PostgreSQL installed these tests skip (one line says why); under CI=true they fail.
 import { hostname } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PostgresStore, type PostgresStoreOptions } from '../../src/collector/postgres/store.js';
-import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
+import { PostgresStore, type PostgresStoreOptions } from '../../src/delivery/postgres/store.js';
+import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 import { delivery, storeContract } from './store-contract.js';
 
 const cluster = useThrowawayCluster();

@@ -1,10 +1,8 @@
 // The `Store` contract: what the collector relies on from any store. Every implementation runs it
 // (test/collector/journal.test.ts, test/collector/postgres-store.test.ts).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Claimed, Delivery, Store } from '../../src/collector/store.js';
-import type { AudienceState } from '../../src/webhooks/audience.js';
-import type { Message } from '../../src/message.js';
-import { prepareWebhook } from '../../src/webhooks/prepared.js';
+import type { Claimed, Delivery, Store } from '../../src/delivery/store.js';
+import { type AudienceState, type Message, prepareWebhook } from 'batched-analytics/internal';
 
 /** Where a store keeps its data: fresh and empty for each test. */
 export interface StorePlace {

@@ -2,8 +2,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, type Collector, postJson, startCollector, stopAll, tempDir, writeConfig } from '../helpers/collector.js';
-import { type Loopback, startLoopback } from '../helpers/loopback.js';
+import { basic, type Collector, postJson, startCollector, stopAll, tempDir, writeConfig } from '../../../../test/helpers/collector.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 let temp: ReturnType<typeof tempDir>;
 let hook: Loopback;

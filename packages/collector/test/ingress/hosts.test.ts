@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostCheck } from '../../src/collector/hosts.js';
+import { HostCheck } from '../../src/ingress/hosts.js';
 
 function check(address: string, allowedHosts: string[] = []): HostCheck {
   const hosts = new HostCheck(allowedHosts);

@@ -1,8 +1,8 @@
 // The collector's HTTP API, through the real CLI (`node dist/cli.js serve`) and real receivers.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Analytics } from '../../src/index.js';
-import { verifySignature } from '../../src/webhooks/index.js';
+import { Analytics } from 'batched-analytics';
+import { verifySignature } from 'batched-analytics/webhooks';
 import {
   basic,
   type Collector,
@@ -14,8 +14,8 @@ import {
   waitFor,
   watchEvents,
   writeConfig,
-} from '../helpers/collector.js';
-import { type Loopback, startLoopback } from '../helpers/loopback.js';
+} from '../../../../test/helpers/collector.js';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 const SECRET = 's3cret';
 const ADMIN = 'admin-secret-0123456789';

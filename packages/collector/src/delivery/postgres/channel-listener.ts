@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { log } from '../../log.js';
+import { log } from 'batched-analytics/internal';
 
 /** Waits before connecting again after the listening connection broke, in ms; doubles up to the cap. */
 const RECONNECT = { first: 250, most: 10_000 } as const;

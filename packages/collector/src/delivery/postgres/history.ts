@@ -1,6 +1,6 @@
 import type { Client, Pool } from 'pg';
-import { log } from '../../log.js';
-import type { EventHistory, HistoryEntry } from '../history.js';
+import { log } from 'batched-analytics/internal';
+import type { EventHistory, HistoryEntry } from '../../debugger/history.js';
 import { Batcher } from './batcher.js';
 import { ChannelListener } from './channel-listener.js';
 

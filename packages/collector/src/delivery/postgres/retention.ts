@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { log } from '../../log.js';
+import { log } from 'batched-analytics/internal';
 
 /** Rows one DELETE removes at most: short statements, so a large backlog of settled rows never holds locks long. */
 const SWEEP_BATCH = 5_000;

@@ -1,6 +1,5 @@
 import type { Pool } from 'pg';
-import { AnalyticsError } from '../../errors.js';
-import { log } from '../../log.js';
+import { AnalyticsError, log } from 'batched-analytics/internal';
 
 /** One step of the schema, applied once per database, in order. Never edit a released one: add the next. */
 interface Migration {

@@ -1,15 +1,11 @@
 import { hostname } from 'node:os';
 import type { Client, Pool, PoolClient } from 'pg';
-import { AnalyticsError } from '../../errors.js';
-import { log } from '../../log.js';
-import { integer } from '../../options.js';
-import type { AudienceState } from '../../webhooks/audience.js';
-import type { WebhookType } from '../../webhooks/body.js';
+import { AnalyticsError, type AudienceState, integer, log, type WebhookType } from 'batched-analytics/internal';
 import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
-import type { EventHistory } from '../history.js';
+import type { EventHistory } from '../../debugger/history.js';
 import { Batcher } from './batcher.js';
-import { postgresUrl, redact } from './connection-string.js';
+import { postgresUrl, redact } from '../../config/connection-string.js';
 import { SettledSweeper } from './retention.js';
 import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';

@@ -1,0 +1,21 @@
+/**
+ * What `batched-analytics-collector` builds on: the client's validation, message, webhook and CLI
+ * internals. Not a public API: no semver promise, and the collector pins this package's exact
+ * version. Applications import `batched-analytics` and `batched-analytics/webhooks`.
+ */
+export { integerFlag, parseFlags } from './cli/args.js';
+export { type Command, type CommandContext, EXIT, UsageError } from './cli/command.js';
+export { runCommand, runMain } from './cli/run.js';
+export { describe } from './core/describe.js';
+export { AnalyticsError, ConfigError, ValidationError } from './core/errors.js';
+export { isDestinationEnabled } from './core/integrations.js';
+export { LIMITS } from './core/limits.js';
+export { type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
+export { integer, isPlainObject } from './core/validate.js';
+export { log } from './platform/log.js';
+export { type AudienceState, audienceSync, audienceTrait } from './webhooks/audience.js';
+export type { WebhookInput, WebhookType } from './webhooks/body.js';
+export { WebhookDestination } from './webhooks/destination.js';
+export { type PreparedWebhook, prepareWebhook } from './webhooks/prepared.js';
+export { displayUrl, resolveWebhookConfig, USER_AGENT, type WebhookDestinationOptions, type WebhookSettings } from './webhooks/settings.js';
+export { SIGNATURE_HEADER, signBody } from './webhooks/signature.js';

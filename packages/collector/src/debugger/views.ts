@@ -1,0 +1,74 @@
+// What the live debugger shows of each event: the shapes its page, history and detail view share.
+/**
+ * Where a webhook stands with one message. `skipped`: another URL accepted the message first, so
+ * this one was not needed (and is not retried).
+ */
+export type WebhookStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
+
+/** One receiver's view of one message, as the live debugger shows it. */
+export interface WebhookView {
+  /** The receiver's URL without credentials or query. */
+  url: string;
+  status: WebhookStatus;
+  /** Requests made to this receiver so far. */
+  attempts: number;
+  /** The latest response status; absent when no response came. */
+  httpStatus?: number;
+  /** Why the latest request failed, or why the receiver is no longer asked. */
+  note?: string;
+  /** While `retrying`: when the next attempt starts (ISO 8601), for the page's countdown. */
+  nextAttemptAt?: string;
+}
+
+/** Where a message stands: delivered as soon as any receiver accepted it. */
+export type MessageStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'not forwarded';
+
+/** A message's status from its receivers'. */
+export function messageStatus(webhooks: readonly WebhookView[]): MessageStatus {
+  if (webhooks.length === 0) return 'not forwarded';
+  for (const status of ['delivered', 'retrying', 'pending'] as const) if (webhooks.some((webhook) => webhook.status === status)) return status;
+  return 'failed';
+}
+
+/** One request to one receiver, as the detail view lists it. */
+export interface AttemptView {
+  /** When it ended, in ms since the epoch. */
+  at: number;
+  /** Which of the event's `webhooks`. */
+  webhook: number;
+  /** The delivery's attempt it belonged to, from 1. */
+  attempt: number;
+  status?: number;
+  durationMs: number;
+  error?: string;
+}
+
+/** Whether a message went to a destination, and why not when it did not. */
+export interface RouteView {
+  destination: string;
+  forwarded: boolean;
+  reason?: string;
+}
+
+/** One incoming event (or audience identify, or deletion) and its fate. */
+export interface EventView {
+  id: string;
+  /** ISO 8601; when the collector accepted it (or replayed it after a restart). */
+  receivedAt: string;
+  source: string;
+  /**
+   * How it arrived: a tracking call, an audience sync, a deletion request, the store (`replay`: a
+   * delivery accepted before a restart, or by another collector whose record of it this one had not
+   * seen), or a redelivery asked for from the page or `POST /v1/deliveries/:id/replay`.
+   */
+  origin: 'api' | 'audience' | 'deletion' | 'replay' | 'redelivery';
+  /** For a redelivery: the event it sends again. */
+  replayOf?: string;
+  message: Record<string, unknown>;
+  routes: RouteView[];
+  /** The message's own status, kept up to date by the hub. */
+  status: MessageStatus;
+  webhooks: WebhookView[];
+  /** Every request made for it, oldest first. */
+  attempts: AttemptView[];
+}

@@ -1,0 +1,17 @@
+export { COLLECTOR_DEFAULTS, type CollectorOptions, type RunningCollector, startCollector } from './ingress/collector.js';
+export {
+  type CollectorConfig,
+  CONFIG_DEFAULTS,
+  type DeliveryOptions,
+  loadConfig,
+  parseConfig,
+  QUEUE_DEFAULTS,
+  type QueueOptions,
+  SERVER_DEFAULTS,
+  type ServerOptions,
+  type SourceConfig,
+} from './config/config.js';
+export type { AudiencePlan, AudienceRecord, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from './delivery/store.js';
+export { StoreUnavailableError } from './delivery/store.js';
+export { JournalStore, type JournalOptions } from './delivery/journal.js';
+export { PostgresStore } from './delivery/postgres/store.js';
