@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import { VERSION } from '../src/index.js';
@@ -44,4 +47,36 @@ it.each(['dist/index.js', 'dist/index.cjs', 'dist/webhooks.js', 'dist/webhooks.c
 
 it('the package declares no dependency beyond undici, p-retry and debug', () => {
   expect(Object.keys(pkg.dependencies).sort()).toEqual(['debug', 'p-retry', 'undici']);
+});
+
+// Two copies of each class exist in one process whenever the ESM and CJS builds both load (a CJS
+// dependency beside ESM code), or two installs of the package do: `instanceof` holds across them.
+it('instanceof holds across the ESM and CJS builds and across two installs of the package', async () => {
+  const copy = mkdtempSync(path.join(tmpdir(), 'second-install-'));
+  try {
+    cpSync(new URL('dist', root), path.join(copy, 'dist'), { recursive: true });
+    writeFileSync(path.join(copy, 'package.json'), JSON.stringify({ ...pkg, name: 'second-install' }));
+    symlinkSync(fileURLToPath(new URL('../../node_modules', root)), path.join(copy, 'node_modules'));
+    const code = `
+      import { createRequire } from 'node:module';
+      const cjs = createRequire(import.meta.url)('batched-analytics');
+      const esm = await import('batched-analytics');
+      const other = await import(${JSON.stringify(pathToFileURL(path.join(copy, 'dist/index.js')).href)});
+      const results = [
+        new cjs.ConfigError('flushAt', 'm') instanceof esm.AnalyticsError,
+        new cjs.ConfigError('flushAt', 'm') instanceof esm.ConfigError,
+        new esm.HttpError(500, '') instanceof cjs.DeliveryError,
+        new other.ValidationError('f', 'm') instanceof esm.ValidationError,
+        new esm.TimeoutError(1) instanceof other.AnalyticsError,
+        // What it is not, it is not: a sibling class, a subclass, a plain Error.
+        new cjs.ConfigError('flushAt', 'm') instanceof esm.ValidationError,
+        new esm.DeliveryError('m') instanceof cjs.HttpError,
+        new Error('m') instanceof esm.AnalyticsError,
+      ];
+      console.log(JSON.stringify(results));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: fileURLToPath(root) });
+    expect(JSON.parse(stdout)).toEqual([true, true, true, true, true, false, false, false]);
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 });

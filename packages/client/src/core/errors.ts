@@ -1,18 +1,36 @@
 /**
  * The error hierarchy. Every error the library creates is an `AnalyticsError`, has a `name`
- * equal to its class name and a stable `code`, so both `instanceof` and `err.code` checks work
- * (also across the ESM and CJS builds, where two copies of a class can exist).
+ * equal to its class name and a stable `code`, so both `instanceof` and `err.code` checks work.
+ *
+ * `instanceof` holds across copies of the classes too: the ESM and CJS builds each have their own,
+ * and an app may hold two installs of the package. Each error carries the names of its classes
+ * under a registry symbol, and `instanceof` asks for those instead of the prototype chain.
  */
+
+/** Where an error keeps the names of its classes, from its own up to `AnalyticsError`. */
+const CLASSES = Symbol.for('batched-analytics.error-classes');
 
 /** Root of every error the library creates. */
 export class AnalyticsError extends Error {
   /** Stable, machine-readable identifier, e.g. `ERR_VALIDATION`. */
   readonly code: string;
 
+  /** `value instanceof X` for `X` this class or any subclass: true when `value` was made as an `X` by any copy. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    const classes = typeof value === 'object' && value !== null ? (value as { [CLASSES]?: unknown })[CLASSES] : undefined;
+    if (Array.isArray(classes)) return classes.includes(this.name);
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+
   constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code ?? 'ERR_ANALYTICS';
+    const classes: string[] = [];
+    for (let type: unknown = new.target; type !== Error && typeof type === 'function'; type = Object.getPrototypeOf(type)) {
+      classes.push((type as { name: string }).name);
+    }
+    Object.defineProperty(this, CLASSES, { value: Object.freeze(classes) });
   }
 }
 
