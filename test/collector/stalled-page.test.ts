@@ -1,0 +1,100 @@
+// A live page that stops reading `/events`, against a real `batched-analytics serve` process: it is
+// cut once it falls too far behind, the collector's memory does not follow the events it missed,
+// and a page that reads keeps getting every one.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { basic, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
+
+let temp: ReturnType<typeof tempDir> | undefined;
+afterEach(async () => {
+  await stopAll();
+  temp?.remove();
+  temp = undefined;
+});
+
+const MB = 1024 * 1024;
+
+/** A process's resident memory in bytes, as the kernel counts it. */
+function rss(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!) * 1024;
+}
+
+/** Opens `/events` on a raw socket and stops reading at once: its bytes pile up in the collector. */
+async function stalledPage(url: string) {
+  const { hostname, port, host } = new URL(url);
+  const socket = net.connect({ host: hostname, port: Number(port) });
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.pause();
+  socket.on('error', () => undefined);
+  socket.write(`GET /events HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  /** Reads what the collector sent, until it closes the connection (`closed`) or `timeout` ms pass. */
+  const drain = (timeout: number) =>
+    new Promise<{ bytes: number; frames: number; closed: boolean }>((resolve) => {
+      let bytes = 0;
+      let frames = 0;
+      const done = (closed: boolean) => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve({ bytes, frames, closed });
+      };
+      const timer = setTimeout(() => done(false), timeout);
+      // Each frame is one chunk of the chunked response, so it arrives whole within the latin1 text.
+      socket.setEncoding('latin1').on('data', (chunk: string) => {
+        bytes += chunk.length;
+        frames += chunk.split('data: {').length - 1;
+      });
+      socket.once('end', () => done(true));
+      socket.resume();
+    });
+  return { drain };
+}
+
+/** A track call whose stream frame is about 30 kB. */
+const big = (n: number) => ({ type: 'track', userId: 'u', event: `Big ${n}`, properties: { pad: 'x'.repeat(30_000) } });
+
+/** A collector with one source and no destination, a page that reads and one that stopped. */
+async function start() {
+  temp = tempDir();
+  const config = writeConfig(temp.dir, { sources: [{ name: 'web', writeKey: 'wk_web' }], historyEvents: 200 });
+  const collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`]);
+  return { collector, reader: await watchEvents(collector.url), stalled: await stalledPage(collector.url) };
+}
+
+/** Sends `count` big messages, 15 a batch. */
+async function send(url: string, count: number): Promise<void> {
+  for (let sent = 0; sent < count; ) {
+    const batch = Array.from({ length: Math.min(15, count - sent) }, () => big(sent++));
+    expect((await postJson(`${url}/v1/batch`, { batch }, { authorization: basic('wk_web') })).status).toBe(200);
+  }
+}
+
+describe('a live page that stops reading', () => {
+  it('is disconnected once too far behind; the collector stays small and a reading page gets every event', async () => {
+    const { collector, reader, stalled } = await start();
+    const pid = collector.child.pid!;
+    // 30 MB of frames: past the limit on unsent bytes and the kernel's socket buffers.
+    await send(collector.url, 1_000);
+    const before = rss(pid);
+    // 90 MB more, which the stalled page would hold had it not been cut.
+    await send(collector.url, 3_000);
+    const after = rss(pid);
+    await waitFor(() => reader.all.length === 4_000, 'the reading page to get all 4,000 events', 10_000);
+    expect(after - before, `${before / MB} MB -> ${after / MB} MB`).toBeLessThan(40 * MB);
+
+    const { bytes, closed } = await stalled.drain(5_000);
+    expect(closed).toBe(true);
+    expect(bytes).toBeLessThan(30 * MB);
+    reader.close();
+  });
+
+  it('is not disconnected while what it has not read is under the limit', async () => {
+    const { collector, reader, stalled } = await start();
+    // 3 MB of frames: under the limit, whatever the kernel's buffers took.
+    await send(collector.url, 100);
+    const { frames, closed } = await stalled.drain(1_000);
+    expect(closed).toBe(false);
+    expect(frames).toBe(100);
+    reader.close();
+  });
+});
