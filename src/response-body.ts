@@ -8,23 +8,23 @@
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
 
 /**
- * A body's first `limit` bytes as UTF-8 text (a character cut in two at the limit becomes U+FFFD).
- * Stopping early ends the iteration, which ends the connection. Never rejects: a body cut short
- * (the request's timeout or abort, a reset) gives what had arrived.
+ * A body's first `RESPONSE_BODY_LIMIT` bytes as UTF-8 text (a character cut in two at the limit
+ * becomes U+FFFD). Stopping early ends the iteration, which ends the connection. Never rejects: a
+ * body cut short (the request's timeout or abort, a reset) gives what had arrived.
  */
-export async function readStart(body: AsyncIterable<Uint8Array>, limit = RESPONSE_BODY_LIMIT): Promise<string> {
+export async function readStart(body: AsyncIterable<Uint8Array>): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
     for await (const chunk of body) {
       chunks.push(chunk);
       size += chunk.length;
-      if (size >= limit) break;
+      if (size >= RESPONSE_BODY_LIMIT) break;
     }
   } catch {
     // Cut short: what arrived is still the receiver's answer.
   }
-  const bytes = new Uint8Array(Math.min(size, limit));
+  const bytes = new Uint8Array(Math.min(size, RESPONSE_BODY_LIMIT));
   let at = 0;
   for (const chunk of chunks) {
     const part = chunk.subarray(0, bytes.length - at);
@@ -34,13 +34,16 @@ export async function readStart(body: AsyncIterable<Uint8Array>, limit = RESPONS
   return new TextDecoder().decode(bytes);
 }
 
-/** Reads and drops at most `limit` bytes of a body, then ends the iteration (and so the connection). Never rejects. */
-export async function drain(body: AsyncIterable<Uint8Array>, limit = RESPONSE_BODY_LIMIT): Promise<void> {
+/**
+ * Reads and drops a body; past `RESPONSE_BODY_LIMIT` bytes, ends the iteration (and so the
+ * connection) instead. Never rejects.
+ */
+export async function drain(body: AsyncIterable<Uint8Array>): Promise<void> {
   let size = 0;
   try {
     for await (const chunk of body) {
       size += chunk.length;
-      if (size > limit) break;
+      if (size > RESPONSE_BODY_LIMIT) break;
     }
   } catch {
     // Cut short: the status already said what happened.
