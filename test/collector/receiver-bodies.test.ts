@@ -1,8 +1,7 @@
 // Receivers that answer huge or endless bodies, against a real `batched-analytics serve` process:
 // it reads a bounded part of each answer, counts it as its status, and its memory stays put.
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { basic, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
+import { basic, postJson, rss, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
 import { type Flood, type FloodReply, startFlood } from '../helpers/flood.js';
 
 let temp: ReturnType<typeof tempDir> | undefined;
@@ -14,12 +13,6 @@ afterEach(async () => {
   flood = undefined;
   temp = undefined;
 });
-
-/** A process's resident memory in bytes, as the kernel counts it. */
-function rss(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!;
-  return Number(kb) * 1024;
-}
 
 const MB = 1024 * 1024;
 /**
@@ -41,7 +34,7 @@ async function forwardTo(reply: FloodReply) {
   const collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`]);
   const events = await watchEvents(collector.url);
   const idle = rss(collector.child.pid!);
-  const batch = Array.from({ length: MESSAGES }, (_, n) => n).map((n) => ({ type: 'track', userId: 'u', event: `Flooded ${n}` }));
+  const batch = Array.from({ length: MESSAGES }, (_, n) => ({ type: 'track', userId: 'u', event: `Flooded ${n}` }));
   expect((await postJson(`${collector.url}/v1/batch`, { batch }, { authorization: basic('wk_web') })).status).toBe(200);
   return { collector, events, idle };
 }
@@ -60,7 +53,7 @@ describe('a receiver answering a huge or endless body', () => {
         if (peak > idle + GROWTH) throw new Error(`the collector grew from ${idle / MB} MB to ${peak / MB} MB`);
         return flood!.requests() >= 100;
       },
-      `100 requests to the receiver`,
+      '100 requests to the receiver',
       15_000,
     );
     expect(peak - idle).toBeLessThan(GROWTH);

@@ -1,10 +1,9 @@
 // A live page that stops reading `/events`, against a real `batched-analytics serve` process: it is
 // cut once it falls too far behind, the collector's memory does not follow the events it missed,
 // and a page that reads keeps getting every one.
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { basic, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
+import { basic, postJson, rss, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../helpers/collector.js';
 
 let temp: ReturnType<typeof tempDir> | undefined;
 afterEach(async () => {
@@ -14,11 +13,6 @@ afterEach(async () => {
 });
 
 const MB = 1024 * 1024;
-
-/** A process's resident memory in bytes, as the kernel counts it. */
-function rss(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!) * 1024;
-}
 
 /** Opens `/events` on a raw socket and stops reading at once: its bytes pile up in the collector. */
 async function stalledPage(url: string) {
