@@ -13,6 +13,8 @@ afterEach(async () => {
 });
 
 const MB = 1024 * 1024;
+/** How every event's frame in the stream starts. */
+const FRAME_START = 'data: {';
 
 /** Opens `/events` on a raw socket and stops reading at once: its bytes pile up in the collector. */
 async function stalledPage(url: string) {
@@ -27,16 +29,19 @@ async function stalledPage(url: string) {
     new Promise<{ bytes: number; frames: number; closed: boolean }>((resolve) => {
       let bytes = 0;
       let frames = 0;
+      // The end of the text read so far, in case a frame's start is split between two reads.
+      let tail = '';
       const done = (closed: boolean) => {
         clearTimeout(timer);
         socket.destroy();
         resolve({ bytes, frames, closed });
       };
       const timer = setTimeout(() => done(false), timeout);
-      // Each frame is one chunk of the chunked response, so it arrives whole within the latin1 text.
       socket.setEncoding('latin1').on('data', (chunk: string) => {
         bytes += chunk.length;
-        frames += chunk.split('data: {').length - 1;
+        const text = tail + chunk;
+        frames += text.split(FRAME_START).length - 1;
+        tail = text.slice(1 - FRAME_START.length);
       });
       socket.once('end', () => done(true));
       socket.resume();
