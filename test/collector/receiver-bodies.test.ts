@@ -17,7 +17,7 @@ afterEach(async () => {
 const MB = 1024 * 1024;
 /**
  * How much the collector may grow while it retries: a hundred requests with small error bodies
- * take it from about 53 to 105 MB; reading each 200 MB body whole takes it to gigabytes.
+ * grow it by about 50 MB; reading each 200 MB body whole, by gigabytes.
  */
 const GROWTH = 150 * MB;
 /** Messages in flight to the receiver at once. */
