@@ -57,7 +57,8 @@ export interface Options {
    */
   maxRetryDelay?: number;
   /**
-   * Per-request timeout, in ms.
+   * Per-request timeout, in ms. A status that arrived in time counts even when its body is still
+   * arriving: the timeout then only stops the reading.
    * @default 10000
    */
   timeout?: number;

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Connection, Outgoing, RawResponse } from './connection.js';
 import type { FetchLike } from './connection.js';
+import { drain, readStart } from './response-body.js';
 
 /** Sends with a fetch-compatible function: the runtime's own outside Node, or the user's. */
 export class FetchConnection implements Connection {
@@ -23,14 +24,31 @@ export class FetchConnection implements Connection {
     return {
       status: res.status,
       retryAfter: res.headers.get('retry-after'),
-      text: () => res.text(),
-      discard: async () => {
-        await res.arrayBuffer();
-      },
+      text: () => readStart(chunksOf(res.body)),
+      discard: () => drain(chunksOf(res.body)),
     };
   }
 
   async close(): Promise<void> {
     // fetch owns its sockets: nothing of ours to release.
+  }
+}
+
+/**
+ * A body's chunks, read with a reader rather than `for await` (which not every runtime's streams
+ * have). Stopping early cancels the stream, which ends the connection.
+ */
+async function* chunksOf(body: ReadableStream<Uint8Array> | null): AsyncGenerator<Uint8Array> {
+  if (body === null) return;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    // Settled at once when the body ended or failed; otherwise this is what closes the connection.
+    reader.cancel().catch(() => undefined);
   }
 }

@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Connection, ConnectionOptions, Outgoing, RawResponse } from './connection.js';
+import { RESPONSE_BODY_LIMIT, readStart } from './response-body.js';
 
 /** Parsed URLs kept per connection: a client has one endpoint, a Webhooks destination at most 5 URLs. */
 const MAX_TARGETS = 16;
@@ -29,8 +30,12 @@ export class UndiciConnection implements Connection {
     return {
       status: res.statusCode,
       retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-      text: () => res.body.text(),
-      discard: () => res.body.dump(),
+      text: () => readStart(res.body),
+      // Past the limit (or at once, when Content-Length says so) dump destroys the body, which
+      // closes the connection; it resolves however the body ends.
+      discard: async () => {
+        await res.body.dump({ limit: RESPONSE_BODY_LIMIT });
+      },
     };
   }
 

@@ -17,9 +17,15 @@ export interface Outgoing {
 export interface RawResponse {
   status: number;
   retryAfter: string | null | undefined;
-  /** Reads the body for an error report. */
+  /**
+   * The body's start (at most `RESPONSE_BODY_LIMIT` bytes) for an error report; past that, the
+   * connection is closed unread. Never rejects: a body cut short gives what had arrived.
+   */
   text(): Promise<string>;
-  /** Reads and drops the body, so the socket can carry the next request. */
+  /**
+   * Reads and drops the body, so the socket can carry the next request; one longer than
+   * `RESPONSE_BODY_LIMIT` closes the connection instead. Never rejects.
+   */
   discard(): Promise<void>;
 }
 

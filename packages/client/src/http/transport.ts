@@ -7,7 +7,10 @@ export interface PostRequest {
   url: string;
   body: string | Uint8Array;
   headers: Record<string, string>;
-  /** Abort the attempt (and report a `TimeoutError`) after this long. */
+  /**
+   * Abort the attempt (and report a `TimeoutError`) after this long. A status that arrived in time
+   * still counts: the timeout then only ends the reading of its body.
+   */
   timeout: number;
   /** Aborts the attempt with the signal's reason (e.g. a `close()` deadline). */
   signal?: AbortSignal;
@@ -41,6 +44,8 @@ export async function post(req: PostRequest): Promise<number> {
     const text = await response.text();
     throw new HttpError(response.status, errorMessageOf(text), parseRetryAfter(response.retryAfter));
   } catch (error) {
+    // The receiver answered: an abort while its body was read does not change what it said.
+    if (error instanceof HttpError) throw error;
     if (abort.aborted) throw abort.reason;
     if (error instanceof DeliveryError) throw error;
     throw new NetworkError(`POST ${new URL(req.url).origin} failed: ${describeCause(error)}`, error);

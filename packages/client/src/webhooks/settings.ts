@@ -23,7 +23,9 @@ export interface WebhookSettings {
 /** How the destination sends. Every duration is in milliseconds. */
 export interface WebhookDestinationOptions {
   /**
-   * How long a receiver may take to answer one request before the attempt counts as a timeout.
+   * How long a receiver may take to answer one request before the attempt counts as a timeout. A
+   * status that arrived in time counts even when its body is still arriving: the timeout then only
+   * stops the reading.
    * @default 5000
    */
   timeout?: number;

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpError, NetworkError, TimeoutError } from '../../src/core/errors.js';
 import { openConnection } from '../../src/http/open-connection.js';
 import { post } from '../../src/http/transport.js';
+import { waitFor } from '../../../../test/helpers/collector.js';
+import { type Flood, startFlood } from '../../../../test/helpers/flood.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 // Both ways a request leaves the process: undici on Node, fetch elsewhere (here Node's own).
@@ -91,12 +93,66 @@ describe.each(Object.entries(CONNECTIONS))('post over a real socket, through %s'
     expect(server.requests).toHaveLength(0);
   });
 
-  it('times out when the response body is still arriving at the deadline', async () => {
+  it('stops reading an error body still arriving at the deadline, and reports the status with what came', async () => {
     server = await startLoopback((_, res) => {
       res.writeHead(400, { 'content-type': 'text/plain' });
       res.write('trickle'); // and never ends
     });
     const error = await post(request(server.url, 150)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ status: 400, body: 'trickle', retryable: false });
+  });
+
+  describe('a receiver that answers a huge or endless body', () => {
+    let flood: Flood | undefined;
+    afterEach(async () => {
+      await flood?.close();
+      flood = undefined;
+    });
+
+    /** Waits until the client closed the receiver's connection mid-body. */
+    const cutOff = () => waitFor(() => flood!.cut() === 1, 'the client to close the connection');
+
+    it('reports a 500 with a 200 MB body as HttpError 500 with the body start, reading a bounded part of it', async () => {
+      flood = await startFlood({ status: 500, start: 'receiver exploded: ', bytes: 200 * 1024 * 1024 });
+      const error = await post(request(flood.url, 10_000)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HttpError);
+      expect(error).toMatchObject({ status: 500, retryable: true });
+      expect((error as HttpError).body).toMatch(/^receiver exploded: x{400}/);
+      await cutOff();
+      // What the kernel's socket buffers took besides the limit: far from 200 MB.
+      expect(flood.written()).toBeLessThan(16 * 1024 * 1024);
+    });
+
+    it('reports a 500 with an endless body at once, and closes that connection', async () => {
+      flood = await startFlood({ status: 500, start: '{"message":"down"', bytes: 'endless' });
+      const started = performance.now();
+      const error = await post(request(flood.url, 10_000)).catch((e: unknown) => e);
+      expect(error).toMatchObject({ status: 500, retryable: true });
+      expect((error as HttpError).body.startsWith('{"message":"down"xxx')).toBe(true);
+      expect(performance.now() - started).toBeLessThan(5_000);
+      await cutOff();
+    });
+
+    it('counts a 200 with an endless body as delivered, and closes that connection', async () => {
+      flood = await startFlood({ status: 200, start: '{"ok":true', bytes: 'endless' });
+      expect(await post(request(flood.url, 10_000))).toBe(200);
+      await cutOff();
+      expect(flood.written()).toBeLessThan(16 * 1024 * 1024);
+    });
+
+    it('counts a 200 whose body trickles forever as delivered once the timeout ends the reading', async () => {
+      flood = await startFlood({ status: 200, start: '{"ok":true', bytes: 'endless', trickle: 20 });
+      const started = performance.now();
+      expect(await post(request(flood.url, 300))).toBe(200);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+      await cutOff();
+    });
+
+    it('reads a short body whole and keeps the connection for the next request', async () => {
+      flood = await startFlood({ status: 500, start: 'short', bytes: 5 });
+      for (let i = 0; i < 3; i += 1) expect(await post(request(flood.url)).catch((e: unknown) => e)).toMatchObject({ status: 500, body: 'short' });
+      expect(flood.cut()).toBe(0);
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { PreparedWebhook } from 'batched-analytics/internal';
+import { log, type PreparedWebhook } from 'batched-analytics/internal';
 import type { EventHistory, HistoryEntry } from './history.js';
 import { type AttemptView, type EventView, type MessageStatus, messageStatus, type WebhookView } from './views.js';
 
@@ -17,6 +17,15 @@ export const HUB_DEFAULTS: Readonly<HubOptions> = Object.freeze({ live: 200, ret
 
 /** Interval between SSE comments that keep idle connections (and proxies) from timing out, in ms. */
 const HEARTBEAT = 15_000;
+
+/**
+ * Bytes a page's stream may have waiting to be sent before the page is disconnected: a page that
+ * stopped reading would otherwise hold every later event in memory. Its `EventSource` reconnects a
+ * second later and starts again from the latest `live` events. More than those 200 events take at
+ * the largest message size, so a page that reads is never cut while it catches up.
+ * @default 8388608 (8 MiB)
+ */
+export const PAGE_BUFFER_LIMIT = 8 * 1024 * 1024;
 
 /**
  * The live debugger's event hub: keeps the latest events and streams every change to the pages
@@ -96,7 +105,7 @@ export class EventHub {
       if (this.#clients.size === 0) this.#stopWatching();
     });
     this.#heartbeat ??= setInterval(() => {
-      for (const client of this.#clients) client.write(': keep-alive\n\n');
+      for (const client of this.#clients) this.#send(client, ': keep-alive\n\n');
     }, HEARTBEAT).unref();
     // Other processes' events are read only while someone watches: nobody else needs them live.
     this.#unfollow ??= this.#options.history?.follow?.(this.#options.live, (entries) => this.#merge(entries));
@@ -135,7 +144,17 @@ export class EventHub {
   #broadcast(view: EventView): void {
     if (this.#clients.size === 0) return;
     const text = frame(view);
-    for (const client of this.#clients) client.write(text);
+    for (const client of this.#clients) this.#send(client, text);
+  }
+
+  /** Writes to one page, or disconnects it when it has fallen more than `PAGE_BUFFER_LIMIT` behind. */
+  #send(client: ServerResponse, text: string): void {
+    client.write(text);
+    if (client.writableLength <= PAGE_BUFFER_LIMIT) return;
+    log('live page %s disconnected: %d bytes unsent', client.socket?.remoteAddress, client.writableLength);
+    // Destroying drops what it buffered at once; 'close' follows, but no more is written meanwhile.
+    this.#clients.delete(client);
+    client.destroy();
   }
 
   /**

@@ -1,9 +1,10 @@
 // The event hub with a history other processes record into (collectors sharing a database): what a
-// page sees when their states arrive, late or early, and that nobody is followed without a page.
+// page sees when their states arrive, late or early, and that nobody is followed without a page;
+// and a page that stops reading.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EventHub } from '../../src/debugger/events.js';
+import { EventHub, PAGE_BUFFER_LIMIT } from '../../src/debugger/events.js';
 import type { EventView } from '../../src/debugger/views.js';
 import type { EventHistory, HistoryEntry } from '../../src/debugger/history.js';
 import { waitFor, watchEvents } from '../../../../test/helpers/collector.js';
@@ -86,6 +87,46 @@ describe('EventHub with a shared history', () => {
     shared.deliver(view('late', { status: 'delivered', attempts: 2, httpStatus: 200 }, [first, second]));
     expect(hub.get('late')!.attempts).toEqual([first, second]);
     events.close();
+    await hub.close();
+  });
+});
+
+describe('EventHub with a page that stops reading', () => {
+  it('disconnects it once more than PAGE_BUFFER_LIMIT waits unsent, and keeps streaming to a page that reads', async () => {
+    const hub = new EventHub();
+    let stalled: http.ServerResponse | undefined;
+    const server = http.createServer((req, res) => {
+      if (req.url === '/stalled') stalled = res;
+      hub.attach(res);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const reader = await watchEvents(`http://127.0.0.1:${port}`);
+    const socket = net.connect(port, '127.0.0.1').pause();
+    socket.on('error', () => undefined);
+    socket.write('GET /stalled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await waitFor(() => stalled !== undefined, 'the stalled page to attach');
+
+    // Frames of about 30 kB, until the stalled page is cut (60 MB at most).
+    const pad = 'x'.repeat(30_000);
+    let added = 0;
+    let most = 0;
+    while (!stalled!.destroyed && added < 2_000) {
+      hub.add({ ...view(`e${added++}`, {}), message: { type: 'track', pad } });
+      most = Math.max(most, stalled!.writableLength);
+      await new Promise(setImmediate);
+    }
+    expect(stalled!.destroyed).toBe(true);
+    expect(most).toBeGreaterThan(PAGE_BUFFER_LIMIT);
+    expect(most).toBeLessThan(PAGE_BUFFER_LIMIT + 31_000);
+
+    // Later events still reach the page that reads.
+    for (let i = 0; i < 10; i += 1) hub.add(view(`later${i}`, {}));
+    await waitFor(() => reader.latest.has('later9'), 'the reading page to get the later events');
+    expect(reader.latest.size).toBe(added + 10);
+    socket.destroy();
+    reader.close();
     await hub.close();
   });
 });
