@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import { DeadLetterError } from '../core/errors.js';
+import { GroupCommit } from '../core/group-commit.js';
 
 /**
  * Appends undelivered messages to a file, one JSON line each, in the order they are given.
@@ -7,37 +8,14 @@ import { DeadLetterError } from '../core/errors.js';
  * No file handle is held between writes, so an idle client holds nothing open.
  */
 export class DeadLetterFile {
-  readonly #path: string;
-  readonly #onError: (error: DeadLetterError) => void;
-  /** Lines waiting for the next write. */
-  #lines: string[] = [];
-  /** The write loop; absent while nothing is waiting or being written. */
-  #writing: Promise<void> | undefined;
+  /** Lines given while a write is in progress go together in the next one. */
+  readonly #writes: GroupCommit<string>;
 
   /** @param onError told of each failed write; the lines of that write are lost. */
   constructor(path: string, onError: (error: DeadLetterError) => void) {
-    this.#path = path;
-    this.#onError = onError;
-  }
-
-  /** Queues messages' JSON (each without a line break) to be appended. */
-  append(lines: readonly string[]): void {
-    if (lines.length === 0) return;
-    for (const line of lines) this.#lines.push(line);
-    this.#writing ??= this.#drain();
-  }
-
-  /** Resolves once every line given so far is written and synced, or its failure reported. Never rejects. */
-  flushed(): Promise<void> {
-    return this.#writing ?? Promise.resolve();
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#lines.length > 0) {
-      const lines = this.#lines;
-      this.#lines = [];
+    this.#writes = new GroupCommit<string>(async (lines) => {
       try {
-        const file = await open(this.#path, 'a');
+        const file = await open(path, 'a');
         try {
           await file.appendFile(`${lines.join('\n')}\n`);
           // close() promises the lines are kept: not only handed to the OS.
@@ -46,9 +24,20 @@ export class DeadLetterFile {
           await file.close();
         }
       } catch (error) {
-        this.#onError(new DeadLetterError(this.#path, lines.length, error));
+        onError(new DeadLetterError(path, lines.length, error));
       }
-    }
-    this.#writing = undefined;
+      return lines.map(() => undefined);
+    });
+  }
+
+  /** Queues messages' JSON (each without a line break) to be appended. */
+  append(lines: readonly string[]): void {
+    // Never rejects: a failed write is reported to onError.
+    for (const line of lines) void this.#writes.add(line);
+  }
+
+  /** Resolves once every line given so far is written and synced, or its failure reported. Never rejects. */
+  flushed(): Promise<void> {
+    return this.#writes.idle();
   }
 }

@@ -4,8 +4,8 @@ interface Waiting<T, R> {
   reject: (error: unknown) => void;
 }
 
-/** Options of {@link Batcher}. */
-export interface BatcherOptions {
+/** Options of {@link GroupCommit}. */
+export interface GroupCommitOptions {
   /**
    * How long a group waits for more items after its first, in ms, before it is flushed: fewer,
    * larger statements for writes nobody waits on. `0`: flushed at once.
@@ -17,12 +17,12 @@ export interface BatcherOptions {
 }
 
 /**
- * Group commit: one `flush` at a time, of everything added while the previous one ran (and, with
+ * Group commit, the one the journal, the PostgreSQL store and the dead letter share: one `flush` at a time, of everything added while the previous one ran (and, with
  * `linger`, while the group waited for more), so that N concurrent callers cost about one
  * statement, not N. Each `add` resolves with its item's result (`flush` returns one per item, in
  * order) or rejects with the flush that carried it.
  */
-export class Batcher<T, R = void> {
+export class GroupCommit<T, R = void> {
   readonly #flush: (items: T[]) => Promise<R[]>;
   readonly #linger: number;
   readonly #most: number;
@@ -32,7 +32,7 @@ export class Batcher<T, R = void> {
   /** Ends the current wait for more items; absent while the loop is not waiting. */
   #endWait: (() => void) | undefined;
 
-  constructor(flush: (items: T[]) => Promise<R[]>, options: BatcherOptions = {}) {
+  constructor(flush: (items: T[]) => Promise<R[]>, options: GroupCommitOptions = {}) {
     this.#flush = flush;
     this.#linger = options.linger ?? 0;
     this.#most = options.most ?? Number.POSITIVE_INFINITY;
@@ -54,7 +54,7 @@ export class Batcher<T, R = void> {
 
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
-      // Not awaited without a wait: the first group of an idle batcher is flushed in the same step.
+      // Not awaited without a wait: the first group of an idle group commit is flushed in the same step.
       if (this.#linger > 0 && this.#queue.length < this.#most) await this.#wait();
       const batch = this.#queue.splice(0);
       try {
@@ -77,7 +77,8 @@ export class Batcher<T, R = void> {
         resolve();
       };
       const timer = setTimeout(end, this.#linger);
-      timer.unref();
+      // Node only: elsewhere timers do not hold a process.
+      (timer as { unref?: () => void }).unref?.();
       this.#endWait = end;
     });
   }

@@ -1,7 +1,6 @@
 import type { Client, Pool } from 'pg';
-import { log } from 'batched-analytics/internal';
+import { GroupCommit, log } from 'batched-analytics/internal';
 import type { EventHistory, HistoryEntry } from '../../debugger/history.js';
-import { Batcher } from './batcher.js';
 import { ChannelListener } from './channel-listener.js';
 
 /** The channel a process tells the others on that it recorded event states. */
@@ -82,7 +81,7 @@ export interface HistoryConnection {
 export class PostgresHistory implements EventHistory {
   readonly #db: HistoryConnection;
   readonly #retention: number;
-  readonly #writes: Batcher<HistoryEntry>;
+  readonly #writes: GroupCommit<HistoryEntry>;
   /** States recorded and not written yet: at most `retention`, so a stalled database cannot grow memory. */
   #waiting = 0;
   #following: Follower | undefined;
@@ -92,7 +91,7 @@ export class PostgresHistory implements EventHistory {
     this.#retention = retention;
     // A full statement's worth, or half of what may wait, is written without waiting: a lingering
     // group never makes the states recorded while it is written exceed the bound and be dropped.
-    this.#writes = new Batcher((entries) => this.#write(entries), { linger: WRITE_LINGER, most: Math.min(WRITE_BATCH, Math.ceil(retention / 2)) });
+    this.#writes = new GroupCommit((entries) => this.#write(entries), { linger: WRITE_LINGER, most: Math.min(WRITE_BATCH, Math.ceil(retention / 2)) });
   }
 
   async open(): Promise<HistoryEntry[]> {

@@ -1,10 +1,9 @@
 import { hostname } from 'node:os';
 import type { Client, Pool, PoolClient } from 'pg';
-import { AnalyticsError, type AudienceState, integer, log, type WebhookType } from 'batched-analytics/internal';
+import { AnalyticsError, type AudienceState, GroupCommit, integer, log, type WebhookType } from 'batched-analytics/internal';
 import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
 import type { EventHistory } from '../../debugger/history.js';
-import { Batcher } from './batcher.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
 import { SettledSweeper } from './retention.js';
 import { PostgresHistory } from './history.js';
@@ -184,8 +183,8 @@ export class PostgresStore implements Store {
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
   readonly #running = new Set<Promise<unknown>>();
-  readonly #retries = new Batcher<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
-  readonly #settles = new Batcher<[...Held, outcome: Outcome], boolean>(
+  readonly #retries = new GroupCommit<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
+  readonly #settles = new GroupCommit<[...Held, outcome: Outcome], boolean>(
     (items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
     { linger: SETTLE_LINGER, most: SETTLE_MOST },
   );
