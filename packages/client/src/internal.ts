@@ -9,6 +9,7 @@ export { runCommand, runMain } from './cli/run.js';
 export { describe } from './core/describe.js';
 export { AnalyticsError, ConfigError, ValidationError } from './core/errors.js';
 export { GroupCommit, type GroupCommitOptions } from './core/group-commit.js';
+export { InProgress } from './core/in-progress.js';
 export { isDestinationEnabled } from './core/integrations.js';
 export { LIMITS } from './core/limits.js';
 export { type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';

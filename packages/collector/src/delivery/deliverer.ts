@@ -1,4 +1,4 @@
-import { log, WebhookDestination } from 'batched-analytics/internal';
+import { InProgress, log, WebhookDestination } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { EventHub } from '../debugger/events.js';
@@ -37,7 +37,8 @@ export class Deliverer {
   readonly #destinations = new Map<string, WebhookDestination>();
   /** Claims held, by delivery id. */
   readonly #held = new Map<string, Claimed>();
-  readonly #running = new Set<Promise<void>>();
+  /** Attempts in progress, which close() waits for. */
+  readonly #running = new InProgress();
   /**
    * Room below which no claim is made: a quarter of `maxInFlight` (or a full claim). Claiming a
    * slot as each frees made a statement of a few rows per settlement group; the work still held
@@ -111,7 +112,7 @@ export class Deliverer {
     clearTimeout(this.#wake?.timer);
     this.#stopListening?.();
     await Promise.all([...this.#destinations.values()].map((destination) => destination.close()));
-    await Promise.all([...this.#running, this.#claiming]);
+    await Promise.all([this.#running.settled(), this.#claiming]);
     await this.#store.release([...this.#held.values()]).catch((error: unknown) => log('collector: could not give claims back: %O', error));
     this.#held.clear();
   }
@@ -152,12 +153,12 @@ export class Deliverer {
 
   #attempt(held: Claimed): void {
     this.#held.set(held.delivery.id, held);
-    const run = this.#deliver(held).finally(() => {
-      this.#held.delete(held.delivery.id);
-      this.#running.delete(run);
-      if (this.#backlog) this.#claim();
-    });
-    this.#running.add(run);
+    void this.#running.track(
+      this.#deliver(held).finally(() => {
+        this.#held.delete(held.delivery.id);
+        if (this.#backlog) this.#claim();
+      }),
+    );
   }
 
   /** One attempt, then its outcome in the store. Never throws: a store failure lets the claim lapse. */

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Client, Pool, PoolClient } from 'pg';
-import { AnalyticsError, type AudienceState, GroupCommit, integer, log, type WebhookType } from 'batched-analytics/internal';
+import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
 import type { EventHistory } from '../../debugger/history.js';
@@ -8,6 +8,7 @@ import { postgresUrl, redact } from '../../config/connection-string.js';
 import { SettledSweeper } from './retention.js';
 import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';
+import { inTransaction } from './transaction.js';
 import { ChannelListener } from './channel-listener.js';
 
 /** The channel processes tell each other on that deliveries are due now (accepted unclaimed, or released). */
@@ -182,7 +183,7 @@ export class PostgresStore implements Store {
   #sweeper: SettledSweeper | undefined;
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
-  readonly #running = new Set<Promise<unknown>>();
+  readonly #running = new InProgress();
   readonly #retries = new GroupCommit<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
   readonly #settles = new GroupCommit<[...Held, outcome: Outcome], boolean>(
     (items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
@@ -251,24 +252,16 @@ export class PostgresStore implements Store {
     plan: (previous: AudienceState | undefined) => P,
     options?: ClaimOptions,
   ): Promise<{ plan: P; claimed: Claimed[] }> {
-    return this.#run(async (pool) => {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+    return this.#run((pool) =>
+      inTransaction(pool, async (client) => {
         await client.query(LOCK_AUDIENCE, [source, name]);
         const { rows } = await client.query<{ state: AudienceState }>(READ_AUDIENCE, [source, name]);
         const planned = plan(rows[0]?.state);
         const claimed = await this.#insert(client, planned.deliveries, options);
         await client.query(WRITE_AUDIENCE, [source, name, JSON.stringify(planned.state)]);
-        await client.query('COMMIT');
         return { plan: planned, claimed };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    });
+      }),
+    );
   }
 
   claim(limit: number, lease: number): Promise<Claimed[]> {
@@ -316,7 +309,7 @@ export class PostgresStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([...this.#running, this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop(), this.#listener?.stop()]);
+      await Promise.allSettled([this.#running.settled(), this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop(), this.#listener?.stop()]);
       await this.#pool?.end();
     })();
     return this.#closing;
@@ -355,15 +348,11 @@ export class PostgresStore implements Store {
   }
 
   /** Runs a statement while the store is open; close() waits for it. */
+  /** Async, so that a closed store rejects rather than throws. */
   async #run<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
-    const running = work(this.#usable());
-    this.#running.add(running);
-    try {
-      return await running;
-    } finally {
-      this.#running.delete(running);
-    }
+    return this.#running.track(work(this.#usable()));
   }
+
 
   /** The pool, while the store is open. */
   #usable(): Pool {
