@@ -42,9 +42,7 @@ export class Deliverer {
   /**
    * Room below which no claim is made: a quarter of `maxInFlight` (or a full claim). Claiming a
    * slot as each frees made a statement of a few rows per settlement group; the work still held
-   * meanwhile keeps the requests going. Measured with a 20,000-message burst on PostgreSQL (7,000
-   * of it claimed after acceptance): 17 claim statements instead of 218, 15 % less database CPU,
-   * 8 % more forwarded.
+   * meanwhile keeps the requests going, with far fewer claim statements.
    */
   readonly #claimFrom: number;
   /** Whether the store may have due work beyond what was claimed. */
