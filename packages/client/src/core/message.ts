@@ -201,7 +201,7 @@ function copyOf(type: MessageType, params: unknown): Record<string, unknown> {
   const source = params as Record<string, unknown>;
   try {
     // Object.assign, not a spread followed by more properties: V8 builds a new hidden class for
-    // every such object, which made a call ~3x slower (issue 3's profile). The spread stays for an
+    // every such object, which made a call several times slower. The spread stays for an
     // own `__proto__` key (JSON.parse makes them), which assign would turn into a prototype.
     return Object.hasOwn(source, '__proto__') ? { ...source } : Object.assign({}, source);
   } catch (error) {
