@@ -8,21 +8,16 @@
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs, integerFlag } from './args.mjs';
 import { builtFile } from './builds.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    against: { type: 'string', multiple: true, default: [] },
-    deliveries: { type: 'string', default: '20000' },
-    rounds: { type: 'string', default: '7' },
-  },
+const args = benchArgs(import.meta.url, {
+  against: { type: 'string', multiple: true, default: [] },
+  deliveries: { type: 'string', default: '20000' },
+  rounds: { type: 'string', default: '7' },
 });
-const deliveries = Number(args.deliveries);
-const rounds = Number(args.rounds);
-for (const [name, value] of [['deliveries', deliveries], ['rounds', rounds]]) {
-  if (!Number.isInteger(value) || value < 1) throw new Error(`Expected --${name} to be an integer >= 1, got ${args[name]}`);
-}
+const deliveries = integerFlag(args, 'deliveries', 1);
+const rounds = integerFlag(args, 'rounds', 1);
 
 const roots = [fileURLToPath(new URL('..', import.meta.url)), ...args.against.map((dir) => path.resolve(dir))];
 const builds = await Promise.all(roots.map(async (root) => ({ root, module: await import(pathToFileURL(builtFile(root, 'dist/webhooks.js')).href) })));
