@@ -3,6 +3,7 @@ import { COLLECTOR_DEFAULTS, startCollector } from '../collector/collector.js';
 import { loadConfig, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../collector/config.js';
 import { postgresUrl, redact } from '../collector/postgres/connection-string.js';
 import { PostgresStore } from '../collector/postgres/store.js';
+import { POSTGRES_TIMEOUTS } from '../collector/postgres/timeouts.js';
 import { AnalyticsError } from '../errors.js';
 import { integerFlag, parseFlags } from './args.js';
 import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
@@ -39,12 +40,19 @@ Config file:
     "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections} },
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
-    "store": "postgres://collector@db.internal:5432/analytics" }
-  "delivery", "server", "queue" and "store" are optional (durations in ms; the delivery, server
-  and queue values shown are the defaults; the server's timeouts are at most 30000). "queue": how
-  long a collector's claim on a delivery lasts unless renewed (what a dead collector's deliveries
-  wait before another takes them over), how often it looks for due work, and how many deliveries
-  it holds at once. The live page answers only
+    "store": "postgres://collector@db.internal:5432/analytics",
+    "postgres": { "connectTimeout": ${POSTGRES_TIMEOUTS.connectTimeout}, "statementTimeout": ${POSTGRES_TIMEOUTS.statementTimeout}, "queryTimeout": ${POSTGRES_TIMEOUTS.queryTimeout},
+                  "idleInTransactionTimeout": ${POSTGRES_TIMEOUTS.idleInTransactionTimeout} } }
+  "delivery", "server", "queue", "store" and "postgres" are optional (durations in ms; the
+  delivery, server, queue and postgres values shown are the defaults; the server's timeouts are
+  at most 30000). "queue": how long a collector's claim on a delivery lasts unless renewed (what a
+  dead collector's deliveries wait before another takes them over), how often it looks for due
+  work, and how many deliveries it holds at once. "postgres" (with "store" or --store): how long
+  connecting may take (a start against a database that does not answer fails after it), how long
+  the server lets a statement run, how long the collector waits for any answer (at least the
+  statement timeout: a frozen server cannot cancel its own), and how long a transaction may wait
+  on the collector; each from 100 to 60000. A database that fails or does not answer in time gets
+  requests refused with 503 and Retry-After, until it is back. The live page answers only
   under the collector's own address (with loopback: localhost, 127.0.0.1, [::1], with the port)
   and "allowedHosts".
 `;
@@ -83,7 +91,7 @@ export const serveCommand: Command = {
 
     let collector;
     try {
-      const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl);
+      const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
       collector = await startCollector({ config, dataDir, port, host: values.host, store });
     } catch (error) {
       context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, values.host, port)}\n`);

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { AnalyticsError } from '../../errors.js';
 import { log } from '../../log.js';
+import { transaction } from './transaction.js';
 
 /** One step of the schema, applied once per database, in order. Never edit a released one: add the next. */
 interface Migration {
@@ -112,9 +113,7 @@ const MIGRATION_LOCK = '7089075258759930925';
  * @throws {AnalyticsError} `ERR_SCHEMA_VERSION` when the database was migrated by a newer version.
  */
 export async function migrate(pool: Pool): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  const previous = await transaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM schema_version');
@@ -128,13 +127,8 @@ export async function migrate(pool: Pool): Promise<number> {
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_version (version) VALUES ($1)', [migration.version]);
     }
-    await client.query('COMMIT');
-    if (current < SCHEMA_VERSION) log('collector: PostgreSQL schema migrated from version %d to %d', current, SCHEMA_VERSION);
     return current;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
+  if (previous < SCHEMA_VERSION) log('collector: PostgreSQL schema migrated from version %d to %d', previous, SCHEMA_VERSION);
+  return previous;
 }
