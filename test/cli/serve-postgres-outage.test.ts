@@ -132,4 +132,20 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve --store, database outages${P
     await expect.poll(() => answered.filter((event) => !received(hooks).has(event)), { timeout: 10_000, interval: 50 }).toEqual([]);
     expect(collector.child.exitCode).toBeNull();
   }, 60_000);
+
+  it('stops on SIGTERM while the database is frozen, after its timeouts rather than once it thaws', async () => {
+    const database = await cluster().createDatabase();
+    const hooks = await receiver();
+    const collector = await startCollector(['--config', writeConfig(temp.dir, config(hooks.url, { store: database }), 'stop-frozen.json'), '--port', '0']);
+    expect((await sender(collector, [])('before')).status).toBe(200);
+    cluster().freeze();
+    try {
+      const started = Date.now();
+      expect(await collector.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      // The server does not close the connections it is asked to: they are cut after queryTimeout (4 s).
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      cluster().thaw();
+    }
+  }, 60_000);
 });

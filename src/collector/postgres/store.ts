@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Client, Pool, PoolClient } from 'pg';
+import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError } from '../../errors.js';
 import { log } from '../../log.js';
 import { integer } from '../../options.js';
@@ -16,6 +16,7 @@ import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';
 import { ChannelListener } from './channel-listener.js';
 import { describeFailure, unavailableOr } from './failure.js';
+import { Sockets } from './sockets.js';
 import { connectionConfig, POSTGRES_TIMEOUTS, type PostgresTimeouts } from './timeouts.js';
 import { transaction } from './transaction.js';
 
@@ -189,6 +190,7 @@ export class PostgresStore implements Store {
   #listener: ChannelListener | undefined;
   readonly #retention: { keepFor: number; every: number };
   readonly #timeouts: PostgresTimeouts;
+  readonly #sockets = new Sockets();
   #sweeper: SettledSweeper | undefined;
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
@@ -227,7 +229,7 @@ export class PostgresStore implements Store {
     if (this.#closing) throw storeClosedError();
     const { default: pg } = await import('pg');
     this.#pg = pg;
-    const pool = new pg.Pool(connectionConfig(this.#connectionString, this.#timeouts));
+    const pool = new pg.Pool(this.#connectionConfig());
     // An idle connection that breaks (a server restart) is replaced by the next query; unheard,
     // the pool's error event would end the process.
     pool.on('error', (error) => report('warn', 'collector: a PostgreSQL connection was lost: %s', this.#describe(error)));
@@ -250,8 +252,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       // Its idle connections would keep the process alive: the caller does not close a store that did not open.
       this.#pool = undefined;
-      await this.#listener?.stop();
-      await pool.end().catch(() => undefined);
+      await this.#disconnect(pool);
       if (error instanceof AnalyticsError) throw error;
       throw new AnalyticsError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${this.#describe(error)}`, {
         code: 'ERR_STORE_CONNECT',
@@ -334,8 +335,8 @@ export class PostgresStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([...this.#running, this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop(), this.#listener?.stop()]);
-      await this.#pool?.end();
+      await Promise.allSettled([...this.#running, this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop()]);
+      await this.#disconnect(this.#pool);
     })();
     return this.#closing;
   }
@@ -367,9 +368,22 @@ export class PostgresStore implements Store {
     return items.map(([id]) => applied.has(id));
   }
 
+  /**
+   * Ends the listening connection and the pool's. The server has a round trip's worth (`queryTimeout`)
+   * to close them; then every connection still open is cut (the history's too).
+   */
+  #disconnect(pool: Pool | undefined): Promise<void> {
+    return this.#sockets.closeWithin(Promise.allSettled([this.#listener?.stop(), pool?.end()]), this.#timeouts.queryTimeout);
+  }
+
   /** A connection of its own, outside the pool (for LISTEN), with the pool's timeouts. */
   #connect(): Client {
-    return new this.#pg!.Client(connectionConfig(this.#connectionString, this.#timeouts));
+    return new this.#pg!.Client(this.#connectionConfig());
+  }
+
+  /** Every connection's: its timeouts, and a socket `close()` can cut. */
+  #connectionConfig(): ClientConfig {
+    return { ...connectionConfig(this.#connectionString, this.#timeouts), stream: this.#sockets.open };
   }
 
   /** One line on a database failure, for reports: a timeout names its config entry. */
