@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore, type PostgresStoreOptions } from '../../src/collector/postgres/store.js';
+import { StoreUnavailableError } from '../../src/collector/store.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../helpers/postgres.js';
 import { delivery, storeContract } from './store-contract.js';
 
@@ -218,6 +219,27 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
       peer.close();
       peer.unref();
     }
+  });
+
+  it('refuses an acceptance the server cancels after statementTimeout as unavailable, and accepts again on the same connections once it can', async () => {
+    const url = await cluster().createDatabase();
+    const first = store(url, { statementTimeout: 300, queryTimeout: 2_000 });
+    await first.open();
+    // Another session locks the table: the acceptance waits for the lock until the server cancels it.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE deliveries IN ACCESS EXCLUSIVE MODE');
+    const started = Date.now();
+    const refused = await first.accept([delivery('a')]).catch((error: unknown) => error);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect(refused).toMatchObject({ message: 'PostgreSQL: canceling statement due to statement timeout (SQLSTATE 57014)', retryAfter: 5 });
+    await holder.query('ROLLBACK');
+    await holder.end();
+
+    await first.accept([delivery('b')]);
+    expect(await sql(url, 'SELECT id FROM deliveries')).toEqual([{ id: 'b' }]);
   });
 
   it('refuses an audience sync whose connection the server ends mid-transaction as unavailable, and goes on with new connections', async () => {
