@@ -191,9 +191,11 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await sql(url, 'SELECT count(*)::integer AS n FROM deliveries')).toEqual([{ n: 4 }]);
   });
 
-  it('refuses retention durations that are not integers in range, naming the option', () => {
+  it('refuses retention durations and timeouts that are not integers in range, naming the option', () => {
     expect(() => new PostgresStore('postgres://u@h/db', { keepSettledFor: -1 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', option: 'keepSettledFor' }));
     expect(() => new PostgresStore('postgres://u@h/db', { sweepEvery: 0 })).toThrow(expect.objectContaining({ option: 'sweepEvery' }));
+    expect(() => new PostgresStore('postgres://u@h/db', { connectTimeout: 0 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', option: 'connectTimeout' }));
+    expect(() => new PostgresStore('postgres://u@h/db', { queryTimeout: 1.5 })).toThrow(expect.objectContaining({ option: 'queryTimeout' }));
   });
 
   it('says which database it cannot reach, without its password, and is not usable after', async () => {
