@@ -104,16 +104,18 @@ export function basic(writeKey: string): string {
   return `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`;
 }
 
-/** POSTs JSON (or a raw string) and returns the status and parsed body. */
+/** POSTs JSON (or a raw string) and returns the status and parsed body; `signal` gives up, as a client's timeout. */
 export async function postJson(
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<{ status: number; body: Record<string, any>; headers: Headers }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal,
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };

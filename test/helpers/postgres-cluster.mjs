@@ -5,7 +5,7 @@
 // server refuses to run as root, so under root (CI) every command runs as `nobody`, and the temp
 // dir belongs to it.
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -44,6 +44,13 @@ export const POSTGRES_MISSING =
  * @property {string} url Connection string of the `postgres` database, as the `postgres` superuser (trust auth).
  * @property {() => Promise<string>} createDatabase Creates an empty database and returns its connection string.
  * @property {() => Promise<void>} stop Stops the server at once and removes its files. Idempotent.
+ * @property {() => void} freeze Stops every process of the server with SIGSTOP (the postmaster first, so
+ * it forks no more): it keeps accepting TCP connections (the kernel does) and answers nothing, as a
+ * server whose host hangs does.
+ * @property {() => void} thaw Lets the processes `freeze` stopped go on (SIGCONT).
+ * @property {() => Promise<void>} shutDown Stops the server as an operator does (`pg_ctl stop -m fast`:
+ * connections are ended, new ones refused), keeping its data.
+ * @property {() => Promise<void>} startUp Starts the server `shutDown` stopped, on the same port.
  */
 
 const asRoot = process.getuid?.() === 0;
@@ -106,11 +113,14 @@ export async function startPostgres({ settings = {} } = {}) {
   }
   const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join('');
   let port = 0;
+  const start = () => {
+    const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off${extra}`;
+    return runAs(bin, 'pg_ctl', ['start', '-w', '-t', '30', '-D', data, '-l', path.join(root, 'server.log'), '-s', '-o', options], root);
+  };
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
-    const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off${extra}`;
     try {
-      await runAs(bin, 'pg_ctl', ['start', '-w', '-t', '30', '-D', data, '-l', path.join(root, 'server.log'), '-s', '-o', options], root);
+      await start();
       break;
     } catch (error) {
       // Most likely another process took the port between freePort() and the server's bind.
@@ -139,8 +149,48 @@ export async function startPostgres({ settings = {} } = {}) {
     },
     stop: () =>
       (stopping ??= (async () => {
+        thaw(data);
         await runAs(bin, 'pg_ctl', ['stop', '-m', 'immediate', '-D', data, '-s'], root).catch(() => undefined);
         removeRoot();
       })()),
+    freeze: () => signalAll(data, 'SIGSTOP'),
+    thaw: () => thaw(data),
+    shutDown: async () => {
+      await runAs(bin, 'pg_ctl', ['stop', '-m', 'fast', '-w', '-D', data, '-s'], root);
+    },
+    startUp: async () => {
+      await start();
+    },
   };
+}
+
+/**
+ * Sends `signal` to the cluster's postmaster, then to each of its children (backends and
+ * background processes), found through /proc.
+ * @param {string} data the cluster's data directory
+ * @param {NodeJS.Signals} signal
+ */
+function signalAll(data, signal) {
+  const postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  process.kill(postmaster, signal);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    // Fields after the command (in parentheses, which may hold spaces): state, then the parent's pid.
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (parent === postmaster) process.kill(Number(entry), signal);
+  }
+}
+
+/**
+ * Continues a frozen cluster; does nothing to one that is not running.
+ * @param {string} data
+ */
+function thaw(data) {
+  if (existsSync(path.join(data, 'postmaster.pid'))) signalAll(data, 'SIGCONT');
 }

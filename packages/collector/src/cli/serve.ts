@@ -4,6 +4,7 @@ import { CONFIG_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_D
 import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';
 import { AnalyticsError, type Command, type CommandContext, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
+import { POSTGRES_TIMEOUTS } from '../config/postgres-timeouts.js';
 
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
 export const DEFAULT_DATA_DIR = '.batched-analytics';
@@ -39,14 +40,22 @@ Config file:
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
     "historyEvents": ${CONFIG_DEFAULTS.historyEvents},
-    "store": "postgres://collector@db.internal:5432/analytics" }
-  Only "sources" is required; durations are in ms, and the delivery, server, queue and
+    "store": "postgres://collector@db.internal:5432/analytics",
+    "postgres": { "connectTimeout": ${POSTGRES_TIMEOUTS.connectTimeout}, "statementTimeout": ${POSTGRES_TIMEOUTS.statementTimeout}, "queryTimeout": ${POSTGRES_TIMEOUTS.queryTimeout},
+                  "idleInTransactionTimeout": ${POSTGRES_TIMEOUTS.idleInTransactionTimeout} } }
+  Only "sources" is required; durations are in ms, and the delivery, server, queue, postgres and
   historyEvents values shown are the defaults (the server's timeouts are at most 30000).
   "queue": how long a collector's claim on a delivery lasts unless renewed (what a dead
   collector's deliveries wait before another takes them over), how often it looks for due
   work, and how many deliveries it holds at once. "historyEvents": how many events the live
-  page can page back through. The live page answers only under the collector's own address
-  (with loopback: localhost, 127.0.0.1, [::1], with the port) and "allowedHosts".
+  page can page back through. "postgres" (with "store" or --store): how long connecting may
+  take (a start against a database that does not answer fails after it), how long the server
+  lets a statement run, how long the collector waits for any answer (at least the statement
+  timeout: a frozen server cannot cancel its own), and how long a transaction may wait on the
+  collector; each from 100 to 60000. A database that fails or does not answer in time gets
+  requests refused with 503 and Retry-After, until it is back. The live page answers only
+  under the collector's own address (with loopback: localhost, 127.0.0.1, [::1], with the port)
+  and "allowedHosts".
 `;
 
 /** `batched-analytics serve`: the local collector. */
@@ -83,7 +92,7 @@ export const serveCommand: Command = {
 
     let collector;
     try {
-      const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl);
+      const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
       collector = await startCollector({ config, dataDir, port, host: values.host, store });
     } catch (error) {
       context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, values.host, port)}\n`);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
 import { postgresUrl } from './connection-string.js';
+import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from './postgres-timeouts.js';
 
 /**
  * How the collector's Webhooks destinations send: the destination's own options, with the same
@@ -86,6 +87,8 @@ export interface CollectorConfig {
   historyEvents: number;
   /** A PostgreSQL URL to keep deliveries and audiences in instead of the data dir's journal. */
   store?: string;
+  /** How long the collector waits on PostgreSQL (with `store` or `--store`). */
+  postgres: PostgresTimeouts;
 }
 
 /** Defaults of the config's top-level entries. */
@@ -94,7 +97,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store'];
+const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -109,6 +112,13 @@ const SERVER_LIMITS: Record<keyof ServerOptions, [min: number, max: number]> = {
   headersTimeout: [1, 30_000],
   requestTimeout: [1, 30_000],
   maxConnections: [1, Number.MAX_SAFE_INTEGER],
+};
+/** Below 100 ms a healthy database on a network fails them; beyond a minute every client has given up long before. */
+const POSTGRES_LIMITS: Record<keyof PostgresTimeouts, [min: number, max: number]> = {
+  connectTimeout: [100, 60_000],
+  statementTimeout: [100, 60_000],
+  queryTimeout: [100, 60_000],
+  idleInTransactionTimeout: [100, 60_000],
 };
 const QUEUE_LIMITS: Record<keyof QueueOptions, [min: number, max: number]> = {
   lease: [100, 24 * 60 * 60 * 1000],
@@ -127,6 +137,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     delivery: parseDelivery(top.delivery),
     server: parseServer(top.server),
     queue: bounded('queue', top.queue, QUEUE_DEFAULTS, QUEUE_LIMITS),
+    postgres: parsePostgres(top.postgres),
     allowedHosts: parseAllowedHosts(top.allowedHosts),
     // At least the 200 a page is sent when it connects.
     historyEvents: top.historyEvents === undefined ? CONFIG_DEFAULTS.historyEvents : integer('historyEvents', top.historyEvents, 200),
@@ -191,6 +202,17 @@ function parseServer(input: unknown): ServerOptions {
     );
   }
   return server;
+}
+
+function parsePostgres(input: unknown): PostgresTimeouts {
+  const postgres = bounded('postgres', input, POSTGRES_TIMEOUTS, POSTGRES_LIMITS);
+  if (postgres.queryTimeout < postgres.statementTimeout) {
+    throw new ConfigError(
+      'postgres.queryTimeout',
+      `Expected \`postgres.queryTimeout\` to be >= \`postgres.statementTimeout\` (${postgres.statementTimeout}), got \`${postgres.queryTimeout}\``,
+    );
+  }
+  return postgres;
 }
 
 /** An entry of integers, each within its limits, defaults filled in. */

@@ -2,9 +2,13 @@ import { InProgress, log, WebhookDestination } from 'batched-analytics/internal'
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { EventHub } from '../debugger/events.js';
+import { report } from '../config/report.js';
 import type { Claimed, Delivery, Store } from './store.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
+
+/** A store failure in one line: the store's own message says what failed (its database, its disk). */
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Deliveries one claim statement asks for at most: short statements, and room left for the others. */
 const CLAIM_BATCH = 500;
@@ -111,7 +115,9 @@ export class Deliverer {
     this.#stopListening?.();
     await Promise.all([...this.#destinations.values()].map((destination) => destination.close()));
     await Promise.all([this.#running.settled(), this.#claiming]);
-    await this.#store.release([...this.#held.values()]).catch((error: unknown) => log('collector: could not give claims back: %O', error));
+    await this.#store
+      .release([...this.#held.values()])
+      .catch((error: unknown) => report('warn', 'collector: could not give claims back (they lapse after the lease): %s', reason(error)));
     this.#held.clear();
   }
 
@@ -140,7 +146,7 @@ export class Deliverer {
           else for (const held of claimed) this.#attempt(held);
         } catch (error) {
           // The next poll tries again; meanwhile what is due waits in the store.
-          log('collector: could not claim deliveries: %O', error);
+          report('warn', 'collector: could not claim deliveries: %s', reason(error));
           break;
         }
       } while (this.#claimAgain && !this.#closed);
@@ -181,7 +187,7 @@ export class Deliverer {
       if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
     } catch (error) {
       // The claim lapses and the delivery is attempted again: at-least-once.
-      log('collector: could not record the outcome of %s: %O', delivery.id, error);
+      report('warn', 'collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, reason(error));
     }
   }
 
@@ -213,7 +219,7 @@ export class Deliverer {
       const lost = await this.#store.renew([...this.#held.values()], this.#queue.lease);
       for (const held of lost) if (this.#held.has(held.delivery.id)) log('collector: %s: claim lapsed before it was renewed', held.delivery.id);
     } catch (error) {
-      log('collector: could not renew claims: %O', error);
+      report('warn', 'collector: could not renew claims: %s', reason(error));
     }
   }
 

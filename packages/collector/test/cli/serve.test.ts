@@ -27,9 +27,12 @@ describe.concurrent('help', () => {
   it('serve --help describes every flag and the config file', async () => {
     const { code, stdout } = await runCli(['serve', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', 'or: batched-analytics-collector']) {
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
       expect(stdout).toContain(flag);
     }
+    // Every limit with its default.
+    expect(stdout).toContain('"postgres": { "connectTimeout": 3000, "statementTimeout": 3000, "queryTimeout": 4000,');
+    expect(stdout).toContain('"idleInTransactionTimeout": 5000 }');
   });
 });
 

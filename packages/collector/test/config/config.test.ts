@@ -29,6 +29,7 @@ describe('parseConfig', () => {
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
+      postgres: { connectTimeout: 1_000, statementTimeout: 2_000, queryTimeout: 2_500, idleInTransactionTimeout: 60_000 },
     };
     expect(parseConfig(input)).toEqual({
       adminToken: 'secret-token-0123456789',
@@ -42,11 +43,22 @@ describe('parseConfig', () => {
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
+      postgres: { connectTimeout: 1_000, statementTimeout: 2_000, queryTimeout: 2_500, idleInTransactionTimeout: 60_000 },
     });
   });
 
   it('claims deliveries for 30 s at a time, polls every second, and holds at most 10,000 at once by default', () => {
     expect(parseConfig({ sources: [source()] }).queue).toEqual({ lease: 30_000, pollInterval: 1_000, maxInFlight: 10_000 });
+  });
+
+  it('bounds a database that does not answer by default: 3 s to connect, 3 s for the server to run a statement, 4 s for any answer, 5 s idle in a transaction', () => {
+    expect(parseConfig({ sources: [source()] }).postgres).toEqual({ connectTimeout: 3_000, statementTimeout: 3_000, queryTimeout: 4_000, idleInTransactionTimeout: 5_000 });
+    expect(parseConfig({ sources: [source()], postgres: { queryTimeout: 9_000 } }).postgres).toEqual({
+      connectTimeout: 3_000,
+      statementTimeout: 3_000,
+      queryTimeout: 9_000,
+      idleInTransactionTimeout: 5_000,
+    });
   });
 
   it('bounds slow clients by default: 10 s for headers, 30 s for a whole request, 1,000 connections', () => {
@@ -55,7 +67,22 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
+    [{ sources: [source()], postgres: 'fast' }, 'postgres', 'Expected `postgres` to be an object, got `"fast"` (string)'],
+    [
+      { sources: [source()], postgres: { connectionTimeout: 1_000 } },
+      'postgres.connectionTimeout',
+      'Expected `postgres` to have only `connectTimeout`, `statementTimeout`, `queryTimeout`, `idleInTransactionTimeout`, got `connectionTimeout`',
+    ],
+    [{ sources: [source()], postgres: { connectTimeout: 50 } }, 'postgres.connectTimeout', 'Expected `postgres.connectTimeout` to be an integer >= 100, got `50` (number)'],
+    [{ sources: [source()], postgres: { statementTimeout: 1_500.5 } }, 'postgres.statementTimeout', 'Expected `postgres.statementTimeout` to be an integer >= 100, got `1500.5` (number)'],
+    [{ sources: [source()], postgres: { queryTimeout: 120_000 } }, 'postgres.queryTimeout', 'Expected `postgres.queryTimeout` to be at most 60000, got `120000`'],
+    [{ sources: [source()], postgres: { idleInTransactionTimeout: '5s' } }, 'postgres.idleInTransactionTimeout', 'Expected `postgres.idleInTransactionTimeout` to be an integer >= 100, got `"5s"` (string)'],
+    [
+      { sources: [source()], postgres: { statementTimeout: 5_000 } },
+      'postgres.queryTimeout',
+      'Expected `postgres.queryTimeout` to be >= `postgres.statementTimeout` (5000), got `4000`',
+    ],
     [{ sources: [source()], store: 'mysql://u@h/db' }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `"mysql://u@h/db"` (string)'],
     [{ sources: [source()], store: 'http://u:pw@h/db' }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `"http://u:***@h/db"` (string)'],
     [{ sources: [source()], store: 5432 }, 'store', 'Expected `store` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got `5432` (number)'],

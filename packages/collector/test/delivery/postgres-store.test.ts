@@ -1,8 +1,11 @@
 // The PostgreSQL store against a real server: a throwaway cluster for this file, a fresh database
 // per test. Without PostgreSQL installed these tests skip (one line says why); under CI=true they fail.
+import net from 'node:net';
 import { hostname } from 'node:os';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore, type PostgresStoreOptions } from '../../src/delivery/postgres/store.js';
+import { StoreUnavailableError } from '../../src/delivery/store.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 import { delivery, storeContract } from './store-contract.js';
 
@@ -188,9 +191,11 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await sql(url, 'SELECT count(*)::integer AS n FROM deliveries')).toEqual([{ n: 4 }]);
   });
 
-  it('refuses retention durations that are not integers in range, naming the option', () => {
+  it('refuses retention durations and timeouts that are not integers in range, naming the option', () => {
     expect(() => new PostgresStore('postgres://u@h/db', { keepSettledFor: -1 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', option: 'keepSettledFor' }));
     expect(() => new PostgresStore('postgres://u@h/db', { sweepEvery: 0 })).toThrow(expect.objectContaining({ option: 'sweepEvery' }));
+    expect(() => new PostgresStore('postgres://u@h/db', { connectTimeout: 0 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', option: 'connectTimeout' }));
+    expect(() => new PostgresStore('postgres://u@h/db', { queryTimeout: 1.5 })).toThrow(expect.objectContaining({ option: 'queryTimeout' }));
   });
 
   it('says which database it cannot reach, without its password, and is not usable after', async () => {
@@ -199,6 +204,67 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(error).toMatchObject({ code: 'ERR_STORE_CONNECT', message: expect.stringContaining('postgres://someone:***@127.0.0.1:1/nowhere') });
     expect((error as Error).message).not.toContain('s3cret');
     await expect(unreachable.accept([delivery('a')])).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+  });
+
+  it('gives up connecting after connectTimeout when the database accepts the connection and never answers', async () => {
+    const peer = net.createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+    const { port } = peer.address() as net.AddressInfo;
+    try {
+      const started = Date.now();
+      await expect(store(`postgres://u@127.0.0.1:${port}/db`, { connectTimeout: 500 }).open()).rejects.toMatchObject({
+        code: 'ERR_STORE_CONNECT',
+        message: `Cannot open the PostgreSQL store postgres://u@127.0.0.1:${port}/db: no answer within 500 ms (postgres.connectTimeout)`,
+      });
+      expect(Date.now() - started).toBeLessThan(1_500);
+    } finally {
+      peer.close();
+      peer.unref();
+    }
+  });
+
+  it('refuses an acceptance the server cancels after statementTimeout as unavailable, and accepts again on the same connections once it can', async () => {
+    const url = await cluster().createDatabase();
+    const first = store(url, { statementTimeout: 300, queryTimeout: 2_000 });
+    await first.open();
+    // Another session locks the table: the acceptance waits for the lock until the server cancels it.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE deliveries IN ACCESS EXCLUSIVE MODE');
+    const started = Date.now();
+    const refused = await first.accept([delivery('a')]).catch((error: unknown) => error);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect(refused).toMatchObject({ message: 'PostgreSQL: canceling statement due to statement timeout (SQLSTATE 57014)', retryAfter: 5 });
+    await holder.query('ROLLBACK');
+    await holder.end();
+
+    await first.accept([delivery('b')]);
+    expect(await sql(url, 'SELECT id FROM deliveries')).toEqual([{ id: 'b' }]);
+  });
+
+  it('refuses an audience sync whose connection the server ends mid-transaction as unavailable, and goes on with new connections', async () => {
+    const url = await cluster().createDatabase();
+    const first = store(url);
+    await first.open();
+    // Another session holds the audience's lock: the sync waits for it inside its transaction.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', ['web', 'A']);
+    const waiting = `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`;
+    const sync = first.syncAudience('web', 'A', () => ({ deliveries: [delivery('joined')], state: { audience: 'A', members: ['u1'] } }));
+    const outcome = sync.catch((error: unknown) => error);
+    await expect.poll(async () => (await sql(url, waiting)).length, { timeout: 2_000, interval: 10 }).toBe(1);
+    await sql(url, `SELECT pg_terminate_backend(pid) FROM (${waiting}) AS w`);
+    expect(await outcome).toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
+    await holder.query('ROLLBACK');
+    await holder.end();
+
+    const { claimed } = await first.syncAudience('web', 'A', () => ({ deliveries: [delivery('joined')], state: { audience: 'A', members: ['u1'] } }));
+    expect(claimed).toEqual([]);
+    expect(await sql(url, 'SELECT id FROM deliveries')).toEqual([{ id: 'joined' }]);
   });
 
   it('refuses a connection string that is not a PostgreSQL URL, naming the option', () => {

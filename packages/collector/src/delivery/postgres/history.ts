@@ -1,5 +1,6 @@
 import type { Client, Pool } from 'pg';
 import { GroupCommit, log } from 'batched-analytics/internal';
+import { report } from '../../config/report.js';
 import type { EventHistory, HistoryEntry } from '../../debugger/history.js';
 import { ChannelListener } from './channel-listener.js';
 
@@ -67,6 +68,8 @@ export interface HistoryConnection {
   connect(): Client;
   /** This process, as `events.written_by` names it. */
   writer: string;
+  /** A database failure in words, for reports. */
+  describe(error: unknown): string;
 }
 
 /**
@@ -99,13 +102,13 @@ export class PostgresHistory implements EventHistory {
 
   record(entry: HistoryEntry): void {
     if (this.#waiting >= this.#retention) {
-      log('collector: the event history is %d states behind; not recording %s', this.#waiting, entry.view.id);
+      report('warn', 'collector: the event history is %d states behind; not recording %s', this.#waiting, entry.view.id);
       return;
     }
     this.#waiting++;
     this.#writes
       .add(entry)
-      .catch((error: unknown) => log('collector: could not write the event history: %O', error))
+      .catch((error: unknown) => report('warn', 'collector: could not write the event history: %s', this.#db.describe(error)))
       .finally(() => this.#waiting--);
   }
 
@@ -113,7 +116,7 @@ export class PostgresHistory implements EventHistory {
     void this.#db
       .pool()
       .query(TRIM, [this.#retention])
-      .catch((error: unknown) => log('collector: could not trim the event history: %O', error));
+      .catch((error: unknown) => report('warn', 'collector: could not trim the event history: %s', this.#db.describe(error)));
   }
 
   follow(backlog: number, listener: (entries: HistoryEntry[]) => void): () => void {
@@ -160,13 +163,13 @@ class Follower {
     this.#db = db;
     this.#backlog = backlog;
     this.#listener = listener;
-    this.#channel = new ChannelListener(() => db.connect(), EVENTS_CHANNEL, () => this.#read());
+    this.#channel = new ChannelListener(() => db.connect(), EVENTS_CHANNEL, () => this.#read(), (error) => db.describe(error));
     this.#poll = setInterval(() => this.#read(), FOLLOW_POLL).unref();
   }
 
   start(): void {
     // Listening starts the first read; without it, the poll does.
-    this.#channel.start().catch((error: unknown) => log('collector: could not listen for other collectors\' events: %O', error));
+    this.#channel.start().catch((error: unknown) => report('warn', 'collector: could not listen for other collectors\' events: %s', this.#db.describe(error)));
   }
 
   stop(): Promise<void> {
@@ -184,7 +187,7 @@ class Follower {
       return;
     }
     this.#reading = this.#readAll()
-      .catch((error: unknown) => log('collector: could not read other collectors\' events: %O', error))
+      .catch((error: unknown) => report('warn', 'collector: could not read other collectors\' events: %s', this.#db.describe(error)))
       .finally(() => {
         this.#reading = undefined;
         if (this.#readAgain) {

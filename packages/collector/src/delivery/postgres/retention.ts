@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { log } from 'batched-analytics/internal';
+import { report } from '../../config/report.js';
 
 /** Rows one DELETE removes at most: short statements, so a large backlog of settled rows never holds locks long. */
 const SWEEP_BATCH = 5_000;
@@ -14,19 +15,22 @@ const DELETE_SETTLED = `
 /**
  * Keeps `deliveries` from growing without bound: every `every` ms, removes the rows settled more
  * than `keepFor` ms ago (served by the partial index on `settled_at`). Its timer never keeps the
- * process alive, and a failed sweep is logged and tried again at the next tick: retention is
+ * process alive, and a failed sweep is reported and tried again at the next tick: retention is
  * housekeeping, never a reason to stop delivering.
  */
 export class SettledSweeper {
   readonly #pool: Pool;
   readonly #keepFor: number;
+  readonly #describe: (error: unknown) => string;
   readonly #timer: NodeJS.Timeout;
   /** The sweep in progress, which `stop()` waits for. */
   #sweeping: Promise<void> | undefined;
 
-  constructor(pool: Pool, { keepFor, every }: { keepFor: number; every: number }) {
+  /** @param describe puts a failed sweep's error in words, for the report. */
+  constructor(pool: Pool, { keepFor, every, describe }: { keepFor: number; every: number; describe: (error: unknown) => string }) {
     this.#pool = pool;
     this.#keepFor = keepFor;
+    this.#describe = describe;
     this.#timer = setInterval(() => {
       this.#sweeping ??= this.#sweep().finally(() => {
         this.#sweeping = undefined;
@@ -51,7 +55,7 @@ export class SettledSweeper {
       } while (batch === SWEEP_BATCH);
       if (deleted > 0) log('collector: removed %d settled deliveries older than %d ms', deleted, this.#keepFor);
     } catch (error) {
-      log('collector: could not remove settled deliveries: %O', error);
+      report('warn', 'collector: could not remove settled deliveries: %s', this.#describe(error));
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import { inTransaction } from './transaction.js';
 import { AnalyticsError, log } from 'batched-analytics/internal';
+import { transaction } from './transaction.js';
 
 /** One step of the schema, applied once per database, in order. Never edit a released one: add the next. */
 interface Migration {
@@ -111,8 +111,8 @@ const MIGRATION_LOCK = '7089075258759930925';
  * @returns the version the database had before.
  * @throws {AnalyticsError} `ERR_SCHEMA_VERSION` when the database was migrated by a newer version.
  */
-export function migrate(pool: Pool): Promise<number> {
-  return inTransaction(pool, async (client) => {
+export async function migrate(pool: Pool): Promise<number> {
+  const previous = await transaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM schema_version');
@@ -126,7 +126,8 @@ export function migrate(pool: Pool): Promise<number> {
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_version (version) VALUES ($1)', [migration.version]);
     }
-    if (current < SCHEMA_VERSION) log('collector: PostgreSQL schema migrated from version %d to %d', current, SCHEMA_VERSION);
     return current;
   });
+  if (previous < SCHEMA_VERSION) log('collector: PostgreSQL schema migrated from version %d to %d', previous, SCHEMA_VERSION);
+  return previous;
 }

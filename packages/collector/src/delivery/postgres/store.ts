@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
-import type { Client, Pool, PoolClient } from 'pg';
+import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
+import { report } from '../../config/report.js';
 import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
 import type { EventHistory } from '../../debugger/history.js';
@@ -8,8 +9,11 @@ import { postgresUrl, redact } from '../../config/connection-string.js';
 import { SettledSweeper } from './retention.js';
 import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';
-import { inTransaction } from './transaction.js';
 import { ChannelListener } from './channel-listener.js';
+import { describeFailure, unavailableOr } from './failure.js';
+import { Sockets } from './sockets.js';
+import { connectionConfig, POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../../config/postgres-timeouts.js';
+import { transaction } from './transaction.js';
 
 /** The channel processes tell each other on that deliveries are due now (accepted unclaimed, or released). */
 export const WORK_CHANNEL = 'batched_analytics_work';
@@ -123,8 +127,8 @@ const SETTLE_LINGER = 20;
  */
 const SETTLE_MOST = 1_000;
 
-/** Options of {@link PostgresStore}. Durations in ms. */
-export interface PostgresStoreOptions {
+/** Options of {@link PostgresStore}. Durations in ms; the timeouts' defaults are {@link POSTGRES_TIMEOUTS}. */
+export interface PostgresStoreOptions extends Partial<PostgresTimeouts> {
   /**
    * How long a settled delivery stays in `deliveries`, with its outcome (to look up what was sent,
    * and when), before the retention sweep removes it. `0`: its row is deleted as it settles, which
@@ -179,6 +183,8 @@ export class PostgresStore implements Store {
   #pool: Pool | undefined;
   #listener: ChannelListener | undefined;
   readonly #retention: { keepFor: number; every: number };
+  readonly #timeouts: PostgresTimeouts;
+  readonly #sockets = new Sockets();
   #sweeper: SettledSweeper | undefined;
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
@@ -202,39 +208,47 @@ export class PostgresStore implements Store {
       keepFor: integer('keepSettledFor', options.keepSettledFor ?? POSTGRES_DEFAULTS.keepSettledFor, 0),
       every: integer('sweepEvery', options.sweepEvery ?? POSTGRES_DEFAULTS.sweepEvery, 1),
     };
+    const timeouts = { ...POSTGRES_TIMEOUTS };
+    for (const key of Object.keys(timeouts) as (keyof PostgresTimeouts)[]) timeouts[key] = integer(key, options[key] ?? timeouts[key], 1);
+    this.#timeouts = timeouts;
   }
 
   /**
    * Connects, brings the schema up to date and starts listening for work.
-   * @throws {AnalyticsError} `ERR_STORE_CONNECT` when the database cannot be reached or read;
+   * @throws {AnalyticsError} `ERR_STORE_CONNECT` when the database cannot be reached or read (within
+   * the timeouts: a server that never answers fails it after `connectTimeout`);
    * `ERR_SCHEMA_VERSION` when a newer collector migrated it.
    */
   async open(): Promise<StoreSnapshot> {
     if (this.#closing) throw storeClosedError();
     const { default: pg } = await import('pg');
     this.#pg = pg;
-    const pool = new pg.Pool({ connectionString: this.#connectionString });
+    const pool = new pg.Pool(this.#connectionConfig());
     // An idle connection that breaks (a server restart) is replaced by the next query; unheard,
     // the pool's error event would end the process.
-    pool.on('error', (error) => log('collector: PostgreSQL connection lost: %O', error));
+    pool.on('error', (error) => report('warn', 'collector: a PostgreSQL connection was lost: %s', this.#describe(error)));
     this.#pool = pool;
     try {
       await migrate(pool);
       const { rows } = await pool.query<{ pending: number }>(PENDING);
-      this.#listener = new ChannelListener(() => this.#connect(), WORK_CHANNEL, () => {
-        for (const listener of this.#workListeners) listener();
-      });
+      this.#listener = new ChannelListener(
+        () => this.#connect(),
+        WORK_CHANNEL,
+        () => {
+          for (const listener of this.#workListeners) listener();
+        },
+        (error) => this.#describe(error),
+      );
       await this.#listener.start();
-      if (this.#retention.keepFor > 0) this.#sweeper = new SettledSweeper(pool, this.#retention);
+      if (this.#retention.keepFor > 0) this.#sweeper = new SettledSweeper(pool, { ...this.#retention, describe: (error) => this.#describe(error) });
       log('collector: PostgreSQL store opened: %d pending', rows[0]!.pending);
       return { pending: rows[0]!.pending };
     } catch (error) {
       // Its idle connections would keep the process alive: the caller does not close a store that did not open.
       this.#pool = undefined;
-      await this.#listener?.stop();
-      await pool.end().catch(() => undefined);
+      await this.#disconnect(pool);
       if (error instanceof AnalyticsError) throw error;
-      throw new AnalyticsError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${(error as Error).message}`, {
+      throw new AnalyticsError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${this.#describe(error)}`, {
         code: 'ERR_STORE_CONNECT',
         cause: error,
       });
@@ -252,7 +266,7 @@ export class PostgresStore implements Store {
     options?: ClaimOptions,
   ): Promise<{ plan: P; claimed: Claimed[] }> {
     return this.#run((pool) =>
-      inTransaction(pool, async (client) => {
+      transaction(pool, async (client) => {
         await client.query(LOCK_AUDIENCE, [source, name]);
         const { rows } = await client.query<{ state: AudienceState }>(READ_AUDIENCE, [source, name]);
         const planned = plan(rows[0]?.state);
@@ -282,12 +296,16 @@ export class PostgresStore implements Store {
 
   async retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean> {
     this.#usable();
-    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`]);
+    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`]).catch((error: unknown) => {
+      throw unavailableOr(error, this.#timeouts);
+    });
   }
 
   async settle(held: Claimed, outcome: Outcome): Promise<boolean> {
     this.#usable();
-    return this.#settles.add([held.delivery.id, held.claim, outcome]);
+    return this.#settles.add([held.delivery.id, held.claim, outcome]).catch((error: unknown) => {
+      throw unavailableOr(error, this.#timeouts);
+    });
   }
 
   release(held: readonly Claimed[]): Promise<void> {
@@ -303,13 +321,16 @@ export class PostgresStore implements Store {
 
   /** The live page's events in the database, shared by every collector using it. */
   history(retention: number): EventHistory {
-    return new PostgresHistory({ pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer }, retention);
+    return new PostgresHistory(
+      { pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer, describe: (error) => this.#describe(error) },
+      retention,
+    );
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([this.#running.settled(), this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop(), this.#listener?.stop()]);
-      await this.#pool?.end();
+      await Promise.allSettled([this.#running.settled(), this.#settles.idle(), this.#retries.idle(), this.#sweeper?.stop()]);
+      await this.#disconnect(this.#pool);
     })();
     return this.#closing;
   }
@@ -341,15 +362,39 @@ export class PostgresStore implements Store {
     return items.map(([id]) => applied.has(id));
   }
 
-  /** A connection of its own, outside the pool (for LISTEN). */
-  #connect(): Client {
-    return new this.#pg!.Client({ connectionString: this.#connectionString });
+  /**
+   * Ends the listening connection and the pool's. The server has a round trip's worth (`queryTimeout`)
+   * to close them; then every connection still open is cut (the history's too).
+   */
+  #disconnect(pool: Pool | undefined): Promise<void> {
+    return this.#sockets.closeWithin(Promise.allSettled([this.#listener?.stop(), pool?.end()]), this.#timeouts.queryTimeout);
   }
 
-  /** Runs a statement while the store is open; close() waits for it. */
-  /** Async, so that a closed store rejects rather than throws. */
+  /** A connection of its own, outside the pool (for LISTEN), with the pool's timeouts. */
+  #connect(): Client {
+    return new this.#pg!.Client(this.#connectionConfig());
+  }
+
+  /** Every connection's: its timeouts, and a socket `close()` can cut. */
+  #connectionConfig(): ClientConfig {
+    return { ...connectionConfig(this.#connectionString, this.#timeouts), stream: this.#sockets.open };
+  }
+
+  /** One line on a database failure, for reports: a timeout names its config entry. */
+  #describe(error: unknown): string {
+    return describeFailure(error, this.#timeouts);
+  }
+
+  /**
+   * Runs a statement while the store is open; close() waits for it. A database that cannot do it
+   * now makes it reject with `StoreUnavailableError`.
+   */
   async #run<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
-    return this.#running.track(work(this.#usable()));
+    try {
+      return await this.#running.track(work(this.#usable()));
+    } catch (error) {
+      throw unavailableOr(error, this.#timeouts);
+    }
   }
 
 
