@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AnalyticsError } from '../errors.js';
 import { log } from '../log.js';
+import { integer } from '../options.js';
 import type { AudienceState } from '../webhooks/audience.js';
 import { DueQueue } from './due-queue.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, upgradeDelivery } from './journal-format.js';
@@ -30,7 +31,7 @@ export interface JournalOptions {
    * and once the journal is larger than twice what is pending plus one segment, the oldest
    * segment's pending deliveries are copied forward and it is deleted. So the journal's disk
    * space comes back as deliveries settle, and reclaiming it never needs room for a full copy.
-   * @default 8388608 (8 MiB)
+   * @default 8388608 (8 MiB); at least 4096
    */
   segmentSize?: number;
 }
@@ -135,6 +136,8 @@ export class JournalStore implements Store {
   /** Settlements and retries a failed write left, written before anything newer. */
   #deferred: Queued[] = [];
   #retryTimer: NodeJS.Timeout | undefined;
+  /** The last write failed. */
+  #failing = false;
   /** The last write found the disk full. */
   #full = false;
   /** The write loop; absent while nothing is queued. */
@@ -143,10 +146,13 @@ export class JournalStore implements Store {
   readonly #reading = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
-  /** @param dir the data directory; created when missing. */
+  /**
+   * @param dir the data directory; created when missing.
+   * @throws {ConfigError} when `segmentSize` is not an integer >= 4096.
+   */
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
-    this.#segmentSize = options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize;
+    this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 4_096);
   }
 
   /**
@@ -327,8 +333,8 @@ export class JournalStore implements Store {
     if (previous !== undefined) this.#forget(previous);
     let source = this.#sources.get(delivery.source);
     if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
-    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, attempts: schedule?.attempts ?? 0, due: 0 };
-    if (schedule?.targets !== undefined) entry.targets = schedule.targets;
+    // Every field set here, so that all entries share one shape.
+    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, attempts: schedule?.attempts ?? 0, targets: schedule?.targets, due: 0, claim: undefined };
     segment.live += 1;
     segment.liveBytes += length;
     this.#pending.set(entry.id, entry);
@@ -447,6 +453,8 @@ export class JournalStore implements Store {
       if (this.#head.broken) await this.#roll();
       const head = this.#head;
       let offset = await head.append(batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((item) => item.bytes)), batch.some((item) => item.sync));
+      if (this.#failing) report('warn', 'collector: the journal can be written again: acceptances resume');
+      this.#failing = false;
       this.#full = false;
       for (const item of batch) {
         item.written?.(head, offset);
@@ -456,6 +464,7 @@ export class JournalStore implements Store {
       return undefined;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      this.#failing = true;
       this.#full = code === 'ENOSPC' || code === 'EDQUOT';
       report('error', 'collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
       const refused = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
@@ -493,7 +502,7 @@ export class JournalStore implements Store {
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
     const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
     // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (this.#segments.length > 1 && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+    if (this.#segments.length > 1 && !this.#full && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
       await this.#carry(this.#segments[0]!);
       await this.#removeDead();
     }

@@ -1,6 +1,6 @@
 // The journal on a disk that really fills (a 2 MiB tmpfs): what it was told is durable stays so,
 // what it refused leaves no trace, and it heals by itself once there is room again.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JournalStore } from '../../src/collector/journal.js';
@@ -32,11 +32,9 @@ afterEach(async () => {
   setReportSink(previousSink);
   if (disk !== undefined) {
     disk.drain();
-    for (const name of ['data']) {
-      // A fresh data dir per test.
-      await import('node:fs').then(({ rmSync }) => rmSync(path.join(disk.dir, name), { recursive: true, force: true }));
-      mkdirSync(path.join(disk.dir, name));
-    }
+    // A fresh data dir per test.
+    rmSync(path.join(disk.dir, 'data'), { recursive: true, force: true });
+    mkdirSync(path.join(disk.dir, 'data'));
   }
 });
 
