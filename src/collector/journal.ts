@@ -447,8 +447,8 @@ export class JournalStore implements Store {
     this.#writing = undefined;
   }
 
-  /** @returns the error when the write failed: acceptances are refused, settlements deferred. */
-  async #write(batch: readonly Queued[]): Promise<Error | undefined> {
+  /** Appends a batch to the head; when that fails, acceptances are refused and settlements deferred. */
+  async #write(batch: readonly Queued[]): Promise<void> {
     try {
       if (this.#head.broken) await this.#roll();
       const head = this.#head;
@@ -461,7 +461,6 @@ export class JournalStore implements Store {
         offset += item.bytes.length;
         item.resolve();
       }
-      return undefined;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       this.#failing = true;
@@ -481,7 +480,6 @@ export class JournalStore implements Store {
           if (!this.#closing) this.#writing ??= this.#drain();
         }, DEFERRED_RETRY).unref();
       }
-      return refused;
     }
   }
 
