@@ -31,7 +31,7 @@ export interface JournalOptions {
    * and once the journal is larger than twice what is pending plus one segment, the oldest
    * segment's pending deliveries are copied forward and it is deleted. So the journal's disk
    * space comes back as deliveries settle, and reclaiming it never needs room for a full copy.
-   * @default 8388608 (8 MiB); at least 4096
+   * @default 8388608 (8 MiB); at least 1024
    */
   segmentSize?: number;
 }
@@ -148,11 +148,11 @@ export class JournalStore implements Store {
 
   /**
    * @param dir the data directory; created when missing.
-   * @throws {ConfigError} when `segmentSize` is not an integer >= 4096.
+   * @throws {ConfigError} when `segmentSize` is not an integer >= 1024.
    */
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
-    this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 4_096);
+    this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
   }
 
   /**

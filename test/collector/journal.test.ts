@@ -138,6 +138,10 @@ describe('JournalStore', () => {
     expect(ids).toEqual(Array.from({ length: 50 }, (_, i) => `c${i}`));
   });
 
+  it('names segmentSize when it is not an integer >= 1024', () => {
+    expect(() => store({ segmentSize: 100 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', message: expect.stringContaining('`segmentSize`') }));
+  });
+
   it('refuses a data dir held by a live process, and takes over one left by a dead process', async () => {
     const first = store();
     await first.open();
