@@ -1,4 +1,3 @@
-import { prepareWebhook } from '../webhooks/prepared.js';
 import type { AudienceRecord, Delivery, Outcome } from './store.js';
 
 /** A delivery's schedule, journaled with it when it is copied forward (and by retries). */
@@ -76,14 +75,4 @@ export function* lines(bytes: Buffer): Generator<{ start: number; line: Buffer; 
     start = stop + 1;
     number += 1;
   }
-}
-
-/**
- * A delivery journaled before bodies were fixed at acceptance has its message and acceptance
- * time: its body is made from them once, when its version-1 journal is upgraded.
- */
-export function upgradeDelivery(delivery: Delivery & { acceptedAt?: number }): Delivery {
-  if (delivery.webhook !== undefined) return delivery;
-  const { acceptedAt, ...rest } = delivery;
-  return { ...rest, webhook: prepareWebhook(delivery.message, acceptedAt ?? Date.now()) };
 }

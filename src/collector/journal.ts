@@ -6,7 +6,8 @@ import { log } from '../log.js';
 import { integer } from '../options.js';
 import type { AudienceState } from '../webhooks/audience.js';
 import { DueQueue } from './due-queue.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, upgradeDelivery } from './journal-format.js';
+import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule } from './journal-format.js';
+import { readVersion1 } from './journal-v1.js';
 import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
 import { report } from './report.js';
 import {
@@ -131,10 +132,10 @@ export class JournalStore implements Store {
   /** One string per source name, shared by its entries. */
   readonly #sources = new Map<string, string>();
   /** Oldest first; the last is the head, the only one appended to. */
-  #segments: Segment[] = [];
-  #queue: Queued[] = [];
+  readonly #segments: Segment[] = [];
+  readonly #queue: Queued[] = [];
   /** Settlements and retries a failed write left, written before anything newer. */
-  #deferred: Queued[] = [];
+  readonly #deferred: Queued[] = [];
   #retryTimer: NodeJS.Timeout | undefined;
   /** The last write failed. */
   #failing = false;
@@ -521,7 +522,6 @@ export class JournalStore implements Store {
   async #carry(segment: Segment): Promise<void> {
     const bytes = await segment.read(0, segment.size);
     const items: Queued[] = [];
-    const ignore = () => undefined;
     for (const entry of this.#pending.values()) {
       if (entry.segment !== segment) continue;
       // A claim in progress is void after a restart: its delivery is due at once then.
@@ -537,7 +537,7 @@ export class JournalStore implements Store {
         head.live += 1;
         head.liveBytes += entry.length;
       };
-      items.push({ bytes: copy, sync: true, deferrable: false, written, resolve: ignore, reject: ignore });
+      items.push(copied(copy, written));
     }
     for (const kept of this.#audiences.values()) {
       if (kept.segment !== segment) continue;
@@ -545,7 +545,7 @@ export class JournalStore implements Store {
       const written = (head: Segment) => {
         if (this.#audiences.get(audienceKey(kept.record.source, kept.record.state.audience)) === kept) this.#keepAudience(kept.record, head, copy.length);
       };
-      items.push({ bytes: copy, sync: true, deferrable: false, written, resolve: ignore, reject: ignore });
+      items.push(copied(copy, written));
     }
     if (items.length > 0) await this.#write(items);
     log('collector: journal segment %d copied forward: %d record(s)', segment.number, items.length);
@@ -557,7 +557,9 @@ export class JournalStore implements Store {
       const record = this.#parse(segment.file, text, number, start, whole);
       if (record === undefined) continue;
       if (record.op === 'journal') {
-        if (record.version > JOURNAL_VERSION) throw versionError(segment.file, record.version, JOURNAL_VERSION);
+        if (record.version > JOURNAL_VERSION) {
+          throw new AnalyticsError(`${segment.file} has journal version ${record.version}; this collector reads up to ${JOURNAL_VERSION}`, { code: 'ERR_JOURNAL_VERSION' });
+        }
       } else if (record.op === 'accept') {
         const sizes = record.sizes ?? [];
         const starts = deliveryStarts(text, sizes);
@@ -606,39 +608,26 @@ export class JournalStore implements Store {
       throw error;
     });
     if (bytes === undefined) return;
-    const pending = new Map<string, { delivery: Delivery; schedule?: Schedule }>();
-    const audiences = new Map<string, AudienceRecord>();
-    for (const { start, line: text, number, whole } of lines(bytes)) {
-      const record = this.#parse(file, text, number, start, whole);
-      if (record === undefined) continue;
-      if (record.op === 'journal' && record.version !== 1) throw versionError(file, record.version, 1);
-      if (record.op === 'accept') {
-        for (const delivery of record.deliveries) pending.set(delivery.id, { delivery: upgradeDelivery(delivery) });
-        if (record.audience) audiences.set(audienceKey(record.audience.source, record.audience.state.audience), record.audience);
-      } else if (record.op === 'retry') {
-        const kept = pending.get(record.id);
-        if (kept !== undefined) kept.schedule = { at: record.at, attempts: record.attempts, targets: record.targets };
-      } else if (record.op === 'settle') pending.delete(record.id);
-    }
+    const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => this.#parse(file, text, number, start, whole));
     const items: Queued[] = [];
     let failed: Error | undefined;
     const reject = (error: Error) => (failed = error);
-    for (const { delivery, schedule } of pending.values()) {
+    for (const { delivery, schedule } of pending) {
       const body = Buffer.from(JSON.stringify(delivery));
       const order = this.#accepted++;
       const { line: copy, starts } = encodeAccept(order, [body], schedule);
       const written = (segment: Segment, offset: number) => void this.#enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
-      items.push({ bytes: copy, sync: true, deferrable: false, written, resolve: () => undefined, reject });
+      items.push(copied(copy, written, reject));
     }
-    for (const record of audiences.values()) {
+    for (const record of audiences) {
       const { line: copy } = encodeAccept(this.#accepted, [], undefined, record);
-      items.push({ bytes: copy, sync: true, deferrable: false, written: (segment) => this.#keepAudience(record, segment, copy.length), resolve: () => undefined, reject });
+      items.push(copied(copy, (segment) => this.#keepAudience(record, segment, copy.length), reject));
     }
     if (items.length > 0) await this.#write(items);
     if (failed !== undefined) throw failed;
     await unlink(file);
     await unlink(`${file}.tmp`).catch(() => undefined);
-    log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.size, audiences.size);
+    log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
   }
 
   async #lock(): Promise<void> {
@@ -669,12 +658,16 @@ export class JournalStore implements Store {
   }
 }
 
-function line(record: JournalRecord): Buffer {
-  return Buffer.from(`${JSON.stringify(record)}\n`);
+/**
+ * A record copied into the head (forward, or from a version-1 journal): durable before the old copy
+ * goes; nobody waits on it but the copier, who learns a failure through `reject`.
+ */
+function copied(bytes: Buffer, written: Queued['written'], reject: Queued['reject'] = () => undefined): Queued {
+  return { bytes, sync: true, deferrable: false, written, resolve: () => undefined, reject };
 }
 
-function versionError(file: string, found: number, expected: number): AnalyticsError {
-  return new AnalyticsError(`${file} has journal version ${found}; this collector reads version ${expected}`, { code: 'ERR_JOURNAL_VERSION' });
+function line(record: JournalRecord): Buffer {
+  return Buffer.from(`${JSON.stringify(record)}\n`);
 }
 
 function messageOf(error: unknown): string {
