@@ -10,7 +10,11 @@
 // the messages sent round-robin to them (one client each); the table adds the SQL statements per
 // delivered message (pg_stat_statements; "n/a" with the reason when the server does not have it)
 // and the targets the PostgreSQL store is held to. Every scenario runs on every store: a stalled URL
-// costs the database its retries. Loopback only; every run is bounded by --run-timeout, and its
+// costs the database its retries. The outage scenario (journal only, from a cold start) keeps the
+// receiver down (503) while the N messages arrive, then brings it up: it prints the collector's
+// peak RSS, the journal's size before and after, the times to the first delivery and to the full
+// drain once the receiver is back, messages lost and duplicated (by the receiver's count), and
+// the healthy scenario's time for the same count (run beside it). Loopback only; every run is bounded by --run-timeout, and its
 // processes, database and temp dir are removed after, failed or not. A benchmark, not a test.
 //
 //   npm run bench:collector -- [--messages N (10000)] [--timeout MS (1000, the webhooks' timeout)]
@@ -19,14 +23,14 @@
 //                              run, which then measures processes as they run for days; 0: from a cold start]
 //                              [--run-timeout S (30)] [--scenarios healthy,stalled (and/or remote: one URL answering
 //                              after --remote-delay MS (20), as across a network, where a collector's 64 requests per
-//                              URL bound what it forwards)] [--ceiling] [--profile (node --cpu-prof the collector
+//                              URL bound what it forwards; and/or outage)] [--ceiling] [--profile (node --cpu-prof the collector
 //                              into bench/profiles/ and print its top functions)]
 //                              [--store local | --store postgres://USER[:PASSWORD]@HOST:PORT/DB (local: a throwaway
 //                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
 //                              a URL: a server whose user may create databases, and, for the statement count,
 //                              the pg_stat_statements extension and reset its counts)]
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -136,7 +140,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 async function startReceiver() {
   const child = fork(here('./receiver.mjs'), [], { stdio: 'inherit', env: { ...process.env, REMOTE_DELAY: String(settings.remoteDelay) } });
-  const { healthy, stalled, remote } = await nextMessage(child, 'listening');
+  const { healthy, stalled, remote, outage } = await nextMessage(child, 'listening');
   const { pid } = child;
   const ask = (type) => {
     const reply = nextMessage(child, type);
@@ -150,6 +154,9 @@ async function startReceiver() {
     healthy,
     stalled,
     remote,
+    outage,
+    /** Brings the outage URL up; resolves with when. */
+    up: async () => (await ask('up')).at,
     cpuMs: () => cpuMsOf(pid),
     count: async () => (await ask('count')).count,
     report: () => ask('report'),
@@ -318,6 +325,72 @@ async function run(build, store, scenario, server) {
   }
 }
 
+/** The bytes of the journal's files in a data dir (the segments, or a version-1 journal). */
+function journalBytes(dir) {
+  try {
+    return sum(readdirSync(dir).filter((name) => name.startsWith('journal')).map((name) => statSync(path.join(dir, name)).size));
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const JOURNAL_AFTER_TARGET = 10 * 1024 * 1024;
+/** How long after the drain the journal may take to give its space back. */
+const RECLAIM_WAIT = 5_000;
+
+/** The outage scenario on `build`'s collector: the receiver down while all messages arrive, then up. */
+async function outage(build) {
+  const depth = undo.length;
+  try {
+    const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
+    undo.push(async () => rmSync(temp, { recursive: true, force: true }));
+    const receiver = await startReceiver();
+    undo.push(receiver.stop);
+    const config = path.join(temp, 'collector.json');
+    const sources = [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks: [{ url: receiver.outage }] } } }];
+    writeFileSync(config, JSON.stringify({ sources, delivery: { timeout: settings.timeout } }));
+    const data = path.join(temp, 'data');
+    const collector = await startCollector(build, config, ['--data-dir', data], `${build.label}-journal-outage`);
+    undo.push(collector.stop);
+    const started = clock();
+    const client = new Analytics('wk_bench', { endpoint: collector.url, flushAt: settings.flushAt, maxQueueSize: settings.messages });
+    for (let seq = 0; seq < settings.messages; seq++) {
+      client.track({ userId: `user-${seq % 100}`, event: 'Order Completed', properties: { seq, total: 30, currency: 'EUR', sku: 'sku-1234' } });
+    }
+    const { delivered: accepted } = await client.close({ timeout: settings.runTimeoutMs });
+    const journalBefore = journalBytes(data);
+    const upAt = await receiver.up();
+    const deadline = clock() + settings.runTimeoutMs;
+    let forwarded = 0;
+    while ((forwarded = await receiver.count()) < accepted && clock() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const drainedAt = clock();
+    let journalAfter = journalBytes(data);
+    while (journalAfter >= JOURNAL_AFTER_TARGET && clock() < drainedAt + RECLAIM_WAIT) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      journalAfter = journalBytes(data);
+    }
+    const peakRss = collector.peakRss();
+    const report = await receiver.report();
+    await collector.stop();
+    const firstAt = report.arrivals.reduce((first, [, at]) => Math.min(first, at), Number.POSITIVE_INFINITY);
+    return {
+      accepted,
+      acceptSeconds: (upAt - started) / 1000,
+      forwarded,
+      lost: accepted - report.arrivals.length,
+      duplicates: report.duplicates,
+      peakRss,
+      journalBefore,
+      journalAfter,
+      firstSeconds: (firstAt - upAt) / 1000,
+      drainSeconds: (drainedAt - upAt) / 1000,
+      complete: forwarded >= accepted,
+    };
+  } finally {
+    await unwind(depth);
+  }
+}
+
 function quantile(sorted, q) {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -350,7 +423,14 @@ function topFunctions(label, count = 12) {
 // ---------------------------------------------------------------- main
 
 const scenarios = args.scenarios.split(',');
-const TITLES = { healthy: 'one healthy URL', stalled: 'a stalled URL and a healthy URL', remote: `one URL answering after ${args['remote-delay']} ms` };
+const TITLES = {
+  healthy: 'one healthy URL',
+  stalled: 'a stalled URL and a healthy URL',
+  remote: `one URL answering after ${args['remote-delay']} ms`,
+  outage: 'the receiver down while the messages arrive, then up',
+};
+/** The builds the outage scenario runs: those with a journal. */
+const outageBuilds = builds.filter((build) => !build.queueless);
 if (scenarios.length === 0 || scenarios.some((s) => !(s in TITLES))) throw new Error(`Expected --scenarios to list some of healthy, stalled, remote, got ${args.scenarios}`);
 const results = new Map();
 const server = args.store === undefined ? undefined : await openServer(args.store);
@@ -362,6 +442,20 @@ console.error(
 try {
   for (let round = 0; round < settings.rounds; round++) {
     for (const scenario of scenarios) {
+      if (scenario === 'outage') {
+        for (const build of round % 2 === 0 ? outageBuilds : [...outageBuilds].reverse()) {
+          const result = await outage(build);
+          // The healthy scenario's time for the same count, beside it.
+          const healthy = await run(build, stores[0], 'healthy', server);
+          result.healthySeconds = healthy.complete ? settings.messages / healthy.forwardedPerSecond : Number.NaN;
+          results.set(`${build.label}/outage`, [...(results.get(`${build.label}/outage`) ?? []), result]);
+          console.error(
+            `  round ${round + 1} outage  ${build.name}: forwarded ${result.forwarded}/${result.accepted} accepted, drained in ${result.drainSeconds.toFixed(1)} s` +
+              `${result.complete ? '' : ' (run timeout)'}`,
+          );
+        }
+        continue;
+      }
       // Alternate which column goes first, so that none always runs on a warmer machine.
       const order = round % 2 === 0 ? columns : [...columns].reverse();
       for (const column of order) {
@@ -399,7 +493,7 @@ const value = (column, scenario, pick) => median((results.get(`${column.label}/$
 const columnOf = (build, store) => columns.find((column) => column.build === build && column.store === store);
 /** Ours against the second build, store by store (the bare forwarder has the journal's only). */
 const ratios = builds.length > 1 ? stores.map((store) => [columnOf(builds[0], store), columnOf(builds[1], store), store]).filter(([, base]) => base !== undefined) : [];
-for (const scenario of scenarios) {
+for (const scenario of scenarios.filter((s) => s !== 'outage')) {
   const title = TITLES[scenario];
   console.log(`\n### ${title} (median of ${settings.rounds})\n`);
   const ratioNames = ratios.map(([, , store]) => `ratio to ${builds[1].name}${stores.length > 1 ? `, ${store.name}` : ''}`);
@@ -420,6 +514,29 @@ for (const scenario of scenarios) {
         '(migrations, the pending count and LISTEN not counted) until they had stopped (their last settlements counted), the bench\'s ' +
         `own queries left out; divided by the messages the receiver got.${[...reasons].map((reason) => ` n/a: ${reason}`).join('')}`,
     );
+  }
+}
+if (scenarios.includes('outage')) {
+  const mb = (v) => (v / 1024 / 1024).toFixed(1);
+  const seconds = (v) => v.toFixed(1);
+  const target = (met) => (v) => `${v.toLocaleString('en-US')}${met(v) ? '' : ' (missed)'}`;
+  const outageRows = [
+    ['messages accepted (answered 200)', (r) => r.accepted, (v) => v.toLocaleString('en-US')],
+    ['time to accept them, receiver down, s', (r) => r.acceptSeconds, seconds],
+    ['peak RSS of the collector, MB (target ≤ 300)', (r) => r.peakRss / 1024 / 1024, (v) => `${v.toFixed(0)}${v <= 300 ? '' : ' (missed)'}`],
+    ['journal before the receiver is back, MB', (r) => r.journalBefore, mb],
+    [`journal after the drain (up to ${RECLAIM_WAIT / 1000} s later), MB (target < 10)`, (r) => r.journalAfter, (v) => `${mb(v)}${v < JOURNAL_AFTER_TARGET ? '' : ' (missed)'}`],
+    ['time to the first delivery once the receiver is back, s', (r) => r.firstSeconds, seconds],
+    ['time to the full drain once the receiver is back, s', (r) => r.drainSeconds, seconds],
+    ['healthy scenario: time to forward the same count, s', (r) => r.healthySeconds, seconds],
+    ['lost (answered 200, never delivered; target 0)', (r) => r.lost, target((v) => v === 0)],
+    ['duplicates (delivered again; target 0)', (r) => r.duplicates, target((v) => v === 0)],
+  ];
+  console.log(`\n### ${TITLES.outage}: ${settings.messages.toLocaleString('en-US')} messages (median of ${settings.rounds})\n`);
+  console.log(`| metric | ${outageBuilds.map((build) => build.name).join(' | ')} |`);
+  console.log(`|---|${outageBuilds.map(() => '---:').join('|')}|`);
+  for (const [name, pick, format] of outageRows) {
+    console.log(`| ${name} | ${outageBuilds.map((build) => shown(format, median((results.get(`${build.label}/outage`) ?? []).map(pick)))).join(' | ')} |`);
   }
 }
 if (scenarios.includes('healthy') && scenarios.includes('stalled')) {

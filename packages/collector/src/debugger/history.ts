@@ -1,6 +1,7 @@
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { log, type PreparedWebhook } from 'batched-analytics/internal';
+import { report } from '../config/report.js';
 import type { EventView } from './views.js';
 
 /** An event as the history keeps it: its latest view, and the webhook it was sent as (for redelivery). */
@@ -72,7 +73,8 @@ export class HistoryFile implements EventHistory {
       }
     }
     const entries = [...kept.values()].slice(-this.#retention);
-    await this.#rewrite(entries);
+    // Best effort: a full disk must not keep the collector from starting (and delivering).
+    await this.#rewrite(entries).catch((error: unknown) => report('warn', 'collector: could not rewrite the event history %s: %s', this.#file, (error as Error).message));
     return entries;
   }
 
@@ -110,7 +112,14 @@ export class HistoryFile implements EventHistory {
 
   /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
-    await writeFile(`${this.#file}.tmp`, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
-    await rename(`${this.#file}.tmp`, this.#file);
+    const aside = `${this.#file}.tmp`;
+    try {
+      await writeFile(aside, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+    } catch (error) {
+      // Cut short by a full disk: what it wrote would only hold the room.
+      await rm(aside, { force: true });
+      throw error;
+    }
+    await rename(aside, this.#file);
   }
 }

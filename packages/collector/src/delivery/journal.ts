@@ -1,7 +1,12 @@
-import { mkdir, open, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AnalyticsError, type AudienceState, log, prepareWebhook } from 'batched-analytics/internal';
+import { AnalyticsError, type AudienceState, GroupCommit, integer, log } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
+import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule } from './journal-format.js';
+import { readVersion1 } from './journal-v1.js';
+import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
+import { report } from '../config/report.js';
 import {
   type AudiencePlan,
   type AudienceRecord,
@@ -13,71 +18,103 @@ import {
   type Store,
   type StoreSnapshot,
   storeClosedError,
+  StoreUnavailableError,
 } from './store.js';
 
 /** Options of {@link JournalStore}. */
 export interface JournalOptions {
   /**
-   * Rewrite the journal with only what is still pending once this many bytes were appended since
-   * the last rewrite, and at least as many as that rewrite wrote (so a large backlog is not
-   * rewritten over and over: the cost of rewriting stays at most that of appending).
-   * @default 16777216 (16 MiB)
+   * A new segment file is started once the current one holds this many bytes (or an eighth of it
+   * when nothing in it is pending any more). A segment is deleted once nothing in it is pending;
+   * and once the journal is larger than twice what is pending plus one segment, the oldest
+   * segment's pending deliveries are copied forward and it is deleted. So the journal's disk
+   * space comes back as deliveries settle, and reclaiming it never needs room for a full copy.
+   * @default 8388608 (8 MiB); at least 1024
    */
-  compactAfter?: number;
+  segmentSize?: number;
 }
 
-type Record_ =
-  | { op: 'journal'; version: number }
-  | { op: 'accept'; deliveries: Delivery[]; audience?: AudienceRecord }
-  | { op: 'retry'; id: string; at: number; attempts: number; targets: number[] }
-  | { op: 'settle'; id: string; outcome: Outcome };
+/** The defaults of {@link JournalOptions}. */
+export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({ segmentSize: 8 * 1024 * 1024 });
 
-/** A delivery not yet settled, with its schedule. */
+/**
+ * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
+ * itself is read back when it is claimed, so a backlog costs memory for this only.
+ */
 interface Entry {
-  delivery: Delivery;
+  id: string;
+  /** Kept (interned) for what picks deliveries by source without reading them. */
+  source: string;
+  segment: Segment;
+  offset: number;
+  length: number;
   /** Acceptance order: claims among deliveries due at once go oldest first. */
   order: number;
   /** Attempts started. */
   attempts: number;
+  /** The webhooks still to ask (after a retry); absent: all. */
   targets?: number[];
   /** When it may be claimed (ms since the epoch): at once, at its retry, or when its claim lapses. */
   due: number;
   claim?: string;
 }
 
-interface Pending {
-  record: Record_;
-  text: string;
-  /** Whether the caller waits for the data to reach the disk, not only the OS. */
-  sync: boolean;
-  resolve: () => void;
-  reject: (error: Error) => void;
+/** An audience's latest state and the line that holds it. */
+interface KeptAudience {
+  record: AudienceRecord;
+  segment: Segment;
+  length: number;
 }
 
-const JOURNAL = 'journal.ndjson';
+interface Queued {
+  bytes: Buffer;
+  /** Whether the caller waits for the data to reach the disk, not only the OS. */
+  sync: boolean;
+  /**
+   * Settlements and retries: when a write fails they are kept and written with the next one,
+   * and their callers go on (they are not fsync'ed anyway; a crash meanwhile only repeats a delivery).
+   */
+  deferrable: boolean;
+  /** Called once written, with where: acceptances enter the live state only then. */
+  written?: (segment: Segment, offset: number) => void;
+}
+
+/** A write of nothing: carries the settlements a failed write deferred when nothing else comes. */
+const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, deferrable: true });
+
+/** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
+const LEGACY = 'journal.ndjson';
+const LOCK = 'lock';
 /** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
 const STALE_SLACK = 4_096;
-const LOCK = 'lock';
-const VERSION = 1;
+/** Deliveries claimed together that lie at most this far apart are read in one go. */
+const READ_GAP = 16 * 1024;
+/** The most one read for a claim takes in. */
+const READ_MOST = 1024 * 1024;
+/** How long after a failed write the settlements it held are written again, when nothing else comes. */
+const DEFERRED_RETRY = 1_000;
+/** How much of an unreadable line a report shows. */
+const PREVIEW = 200;
 
 /**
  * The default {@link Store}: an append-only NDJSON journal in a data directory, one line per
- * transaction. Acceptances are fsync'ed before they resolve; concurrent ones share one write and
- * one fsync (group commit), so throughput is bound by the disk's fsync rate, not by request count.
- * Settlements are appended without fsync: a crash may forget one, and then the message is
- * delivered again (at-least-once). On open, and again once `compactAfter` bytes (and at least the
- * live state's size) were appended, the journal is rewritten with only the live state (written
- * aside, fsync'ed, renamed over).
- * A lock file keeps a second process from using the same directory.
+ * transaction, in segment files (`journal-00000001.ndjson`, ...). Acceptances are fsync'ed before
+ * they resolve; concurrent ones share one write and one fsync (group commit). Settlements and
+ * retries are appended without fsync: a crash may forget one, and then the message is delivered
+ * again (at-least-once). A write is all or nothing: one that fails part-way is cut off again.
  *
- * Claims live in memory (one process uses the directory): a delivery's schedule is kept in a
- * {@link DueQueue}. A retry is journaled (without fsync) with its time, attempts and targets, so a
- * restart keeps it; a lapsed claim is simply due again. Claims are not journaled: a restart voids them.
+ * When the disk is full or failing, acceptances are refused with {@link StoreUnavailableError}
+ * (the collector answers 503) while settlements are kept and written once there is room; as
+ * deliveries settle, the segments they emptied are deleted, and acceptances succeed again by
+ * themselves. Opening needs no room: it only reads, and starts a new, empty segment.
+ *
+ * Only where each pending delivery lies is kept in memory, with its schedule (a {@link DueQueue});
+ * a delivery is read back from its segment when it is claimed. Claims live in memory (one process
+ * uses the directory); a restart voids them. A lock file keeps a second process out.
  */
 export class JournalStore implements Store {
   readonly #dir: string;
-  readonly #file: string;
-  readonly #compactAfter: number;
+  readonly #segmentSize: number;
   readonly #pending = new Map<string, Entry>();
   /**
    * Pending deliveries' ids by when they may be claimed. An id is queued again whenever its time
@@ -85,40 +122,66 @@ export class JournalStore implements Store {
    * is not kept alive by them.
    */
   readonly #due = new DueQueue<string>();
+  /** The next acceptance order. */
   #accepted = 0;
-  readonly #audiences = new Map<string, AudienceRecord>();
+  readonly #audiences = new Map<string, KeptAudience>();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
-  #handle: FileHandle | undefined;
-  #appended = 0;
-  /** Bytes the latest compaction wrote: the live state's size then. */
-  #compacted = 0;
-  #queue: Pending[] = [];
-  /** The write loop; absent while nothing is queued. */
-  #writing: Promise<void> | undefined;
+  /** One string per source name, shared by its entries. */
+  readonly #sources = new Map<string, string>();
+  /** Oldest first; the last is the head, the only one appended to. */
+  readonly #segments: Segment[] = [];
+  /**
+   * Appends, grouped: everything queued while a write runs goes in the next one, so concurrent
+   * acceptances share one fsync. Each item's result is the error that refused it, if any.
+   */
+  readonly #commits = new GroupCommit<Queued, Error | undefined>((batch) => this.#commit(batch));
+  /** Settlements and retries a failed write left, written before anything newer. */
+  readonly #deferred: Queued[] = [];
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** The last write failed. */
+  #failing = false;
+  /** The last write found the disk full. */
+  #full = false;
+  /** What acceptances of the last failed write were refused with. */
+  #refusal: Error | undefined;
+  /** Claims reading their deliveries: close waits for them. */
+  readonly #reading = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
-  /** @param dir the data directory; created when missing. */
+  /**
+   * @param dir the data directory; created when missing.
+   * @throws {ConfigError} when `segmentSize` is not an integer >= 1024.
+   */
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
-    this.#file = path.join(dir, JOURNAL);
-    this.#compactAfter = options.compactAfter ?? 16 * 1024 * 1024;
+    this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
   }
 
   /**
-   * Takes the directory's lock, replays the journal and compacts it.
+   * Takes the directory's lock, replays the segments, upgrades a version-1 journal, and deletes
+   * the segments nothing pending is left in.
    * @throws {AnalyticsError} `ERR_DATA_DIR_LOCKED` when another live process holds the directory.
    */
   async open(): Promise<StoreSnapshot> {
     await mkdir(this.#dir, { recursive: true });
     await this.#lock();
-    await this.#replay();
-    await this.#compact();
+    const numbers = segmentNumbers(await readdir(this.#dir));
+    for (const number of numbers) {
+      const segment = await Segment.existing(this.#dir, number);
+      this.#segments.push(segment);
+      await this.#replay(segment);
+    }
+    // Never appended to again: a previous run's last line may be cut short.
+    this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
+    await this.#upgrade();
+    await this.#removeDead();
+    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#pending.size, this.#audiences.size, this.#segments.length);
     return { pending: this.#pending.size };
   }
 
-  async accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
-    return this.#accept({ op: 'accept', deliveries: [...deliveries] }, options);
+  accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
+    return this.#accept(deliveries, undefined, options);
   }
 
   async syncAudience<P extends AudiencePlan>(
@@ -128,12 +191,11 @@ export class JournalStore implements Store {
     options?: ClaimOptions,
   ): Promise<{ plan: P; claimed: Claimed[] }> {
     const key = audienceKey(source, name);
-    const sync = (async () => {
+    const sync = async () => {
       // What a sync reads is what the previous one recorded: they run one after another.
-      const planned = plan(this.#audiences.get(key)?.state);
-      const record: Record_ = { op: 'accept', deliveries: [...planned.deliveries], audience: { source, state: planned.state } };
-      return { plan: planned, claimed: await this.#accept(record, options) };
-    });
+      const planned = plan(this.#audiences.get(key)?.record.state);
+      return { plan: planned, claimed: await this.#accept(planned.deliveries, { source, state: planned.state }, options) };
+    };
     const run = (this.#syncs.get(key) ?? Promise.resolve()).then(sync, sync);
     this.#syncs.set(key, run);
     try {
@@ -146,17 +208,37 @@ export class JournalStore implements Store {
   async claim(limit: number, lease: number): Promise<Claimed[]> {
     this.#usable();
     const now = Date.now();
-    const claim = crypto.randomUUID();
-    const claimed: Claimed[] = [];
-    while (claimed.length < limit) {
+    const claim = randomUUID();
+    const taken: Entry[] = [];
+    while (taken.length < limit) {
       const next = this.#due.takeDue(now);
       if (next === undefined) break;
       const entry = this.#pending.get(next.item);
       // Only the latest queuing of a pending delivery counts.
       if (entry === undefined || next.due !== entry.due) continue;
-      claimed.push(this.#take(entry, claim, now + lease));
+      entry.claim = claim;
+      entry.attempts += 1;
+      this.#schedule(entry, now + lease);
+      taken.push(entry);
     }
-    return claimed;
+    if (taken.length === 0) return [];
+    const reading = this.#load(taken);
+    this.#reading.add(reading);
+    try {
+      const deliveries = await reading;
+      return taken.map((entry, index) => this.#claimed(entry, deliveries[index]!));
+    } catch (error) {
+      // Given back as they were: a later claim tries again.
+      for (const entry of taken) {
+        if (entry.claim !== claim) continue;
+        entry.claim = undefined;
+        entry.attempts -= 1;
+        this.#schedule(entry, now);
+      }
+      throw new StoreUnavailableError(`the journal could not be read: ${messageOf(error)}`, { cause: error });
+    } finally {
+      this.#reading.delete(reading);
+    }
   }
 
   async renew(held: readonly Claimed[], lease: number): Promise<Claimed[]> {
@@ -180,16 +262,17 @@ export class JournalStore implements Store {
     entry.targets = [...targets];
     this.#schedule(entry, at);
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
-    await this.#append({ op: 'retry', id: entry.delivery.id, at, attempts: entry.attempts, targets: entry.targets }, false);
+    const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets };
+    await this.#append(line(record), { sync: false, deferrable: true });
     return true;
   }
 
   async settle(held: Claimed, outcome: Outcome): Promise<boolean> {
     this.#usable();
-    if (this.#held(held) === undefined) return false;
-    const record: Record_ = { op: 'settle', id: held.delivery.id, outcome };
-    this.#apply(record);
-    await this.#append(record, false);
+    const entry = this.#held(held);
+    if (entry === undefined) return false;
+    this.#forget(entry);
+    await this.#append(line({ op: 'settle', id: entry.id, outcome }), { sync: false, deferrable: true });
     return true;
   }
 
@@ -211,28 +294,84 @@ export class JournalStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await this.#writing;
-      await this.#handle?.close();
-      this.#handle = undefined;
+      clearTimeout(this.#retryTimer);
+      await this.#commits.idle();
+      // Settlements a full disk held back get a last chance.
+      if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
+      await Promise.allSettled(this.#reading);
+      await Promise.all(this.#segments.map((segment) => segment.close()));
       await unlink(path.join(this.#dir, LOCK)).catch(() => undefined);
     })();
     return this.#closing;
   }
 
   /** Journals an acceptance durably, then claims the first `options.claim` of its deliveries. */
-  async #accept(record: Record_ & { op: 'accept' }, options: ClaimOptions | undefined): Promise<Claimed[]> {
-    await this.#append(record, true);
-    if (options === undefined || options.claim <= 0) return [];
-    const claim = crypto.randomUUID();
-    const until = Date.now() + options.lease;
-    return record.deliveries.slice(0, options.claim).map((delivery) => this.#take(this.#pending.get(delivery.id)!, claim, until));
+  async #accept(deliveries: readonly Delivery[], audience: AudienceRecord | undefined, options: ClaimOptions | undefined): Promise<Claimed[]> {
+    const bodies = deliveries.map((delivery) => Buffer.from(JSON.stringify(delivery)));
+    const order = this.#accepted;
+    this.#accepted += deliveries.length;
+    const { line: bytes, starts } = encodeAccept(order, bodies, undefined, audience);
+    const claimed: Claimed[] = [];
+    await this.#append(bytes, {
+      sync: true,
+      deferrable: false,
+      // In the same step as the write's end: no claim() can take these before the caller does.
+      written: (segment, offset) => {
+        const claim = options !== undefined && options.claim > 0 ? randomUUID() : undefined;
+        const until = Date.now() + (options?.lease ?? 0);
+        deliveries.forEach((delivery, index) => {
+          const entry = this.#enter(delivery, segment, offset + starts[index]!, bodies[index]!.length, order + index);
+          if (claim !== undefined && index < options!.claim) claimed.push(this.#take(entry, claim, until, delivery));
+        });
+        if (audience !== undefined) this.#keepAudience(audience, segment, bytes.length);
+      },
+    });
+    return claimed;
   }
 
-  #take(entry: Entry, claim: string, until: number): Claimed {
+  /** Makes a delivery pending, at the place its bytes were journaled. */
+  #enter(delivery: Pick<Delivery, 'id' | 'source'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
+    const previous = this.#pending.get(delivery.id);
+    // A copy made forward: it replaces the older one.
+    if (previous !== undefined) this.#forget(previous);
+    let source = this.#sources.get(delivery.source);
+    if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
+    // Every field set here, so that all entries share one shape.
+    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, attempts: schedule?.attempts ?? 0, targets: schedule?.targets, due: 0, claim: undefined };
+    segment.live += 1;
+    segment.liveBytes += length;
+    this.#pending.set(entry.id, entry);
+    this.#schedule(entry, schedule?.at ?? 0);
+    return entry;
+  }
+
+  #forget(entry: Entry): void {
+    this.#pending.delete(entry.id);
+    entry.segment.live -= 1;
+    entry.segment.liveBytes -= entry.length;
+  }
+
+  #keepAudience(record: AudienceRecord, segment: Segment, length: number): void {
+    const key = audienceKey(record.source, record.state.audience);
+    const previous = this.#audiences.get(key);
+    if (previous !== undefined) {
+      previous.segment.live -= 1;
+      previous.segment.liveBytes -= previous.length;
+    }
+    this.#audiences.set(key, { record, segment, length });
+    segment.live += 1;
+    segment.liveBytes += length;
+  }
+
+  #take(entry: Entry, claim: string, until: number, delivery: Delivery): Claimed {
     entry.claim = claim;
     entry.attempts += 1;
     this.#schedule(entry, until);
-    const claimed: Claimed = { delivery: entry.delivery, claim, attempt: entry.attempts };
+    return this.#claimed(entry, delivery);
+  }
+
+  #claimed(entry: Entry, delivery: Delivery): Claimed {
+    const claimed: Claimed = { delivery, claim: entry.claim!, attempt: entry.attempts };
     if (entry.targets !== undefined) claimed.targets = entry.targets;
     return claimed;
   }
@@ -245,128 +384,251 @@ export class JournalStore implements Store {
 
   #schedule(entry: Entry, due: number): void {
     entry.due = due;
-    this.#due.add(entry.delivery.id, due, entry.order);
+    this.#due.add(entry.id, due, entry.order);
     // Every claim queues its lease's end; settled deliveries leave those behind. Rebuilt once they
     // outnumber what is pending, the queue stays within a small multiple of the backlog.
     if (this.#due.size > 2 * this.#pending.size + STALE_SLACK) {
-      this.#due.reset([...this.#pending.values()].map(({ delivery, due: at, order }) => ({ item: delivery.id, due: at, order })));
+      this.#due.reset([...this.#pending.values()].map(({ id, due: at, order }) => ({ item: id, due: at, order })));
     }
+  }
+
+  /** Reads claimed deliveries from their segments, neighbours in one read. */
+  async #load(entries: readonly Entry[]): Promise<Delivery[]> {
+    const found = new Array<Delivery>(entries.length);
+    const byPlace = entries.map((_, index) => index).sort((a, b) => entries[a]!.segment.number - entries[b]!.segment.number || entries[a]!.offset - entries[b]!.offset);
+    const reads: Promise<void>[] = [];
+    let run: Entry[] = [];
+    let runOf: number[] = [];
+    const read = () => {
+      if (run.length === 0) return;
+      const [items, indexes] = [run, runOf];
+      const from = items[0]!.offset;
+      const to = items.at(-1)!.offset + items.at(-1)!.length;
+      reads.push(
+        items[0]!.segment.read(from, to - from).then((bytes) => {
+          items.forEach((entry, i) => {
+            found[indexes[i]!] = JSON.parse(bytes.toString('utf8', entry.offset - from, entry.offset - from + entry.length)) as Delivery;
+          });
+        }),
+      );
+      run = [];
+      runOf = [];
+    };
+    for (const index of byPlace) {
+      const entry = entries[index]!;
+      const first = run[0];
+      const last = run.at(-1);
+      if (first !== undefined && (entry.segment !== first.segment || entry.offset - (last!.offset + last!.length) > READ_GAP || entry.offset + entry.length - first.offset > READ_MOST)) read();
+      run.push(entry);
+      runOf.push(index);
+    }
+    read();
+    await Promise.all(reads);
+    return found;
   }
 
   #usable(): void {
     if (this.#closing) throw storeClosedError();
   }
 
-  #append(record: Record_, sync: boolean): Promise<void> {
-    if (this.#closing) return Promise.reject(storeClosedError());
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ record, text: `${JSON.stringify(record)}\n`, sync, resolve, reject });
-      this.#writing ??= this.#drain();
-    });
+  async #append(bytes: Buffer, options: Pick<Queued, 'sync' | 'deferrable' | 'written'>): Promise<void> {
+    if (this.#closing) throw storeClosedError();
+    const refused = await this.#commits.add({ bytes, ...options });
+    if (refused !== undefined) throw refused;
   }
 
-  /** Writes everything queued meanwhile in one go, so concurrent callers share one fsync. */
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0);
-      const bytes = Buffer.from(batch.map((entry) => entry.text).join(''));
-      try {
-        const handle = this.#handle!;
-        await writeAll(handle, bytes);
-        if (batch.some((entry) => entry.sync)) await handle.datasync();
-        this.#appended += bytes.length;
-        for (const entry of batch) {
-          // Acceptances enter the live state only once durable: a failed write leaves no trace.
-          if (entry.record.op === 'accept') this.#apply(entry.record);
-          entry.resolve();
+  /** One group: what a failed write deferred first, then the group; then space is given back. */
+  async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
+    const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
+    const refused = items.length > 0 ? await this.#write(items) : new Set<Queued>();
+    if (!this.#closing) await this.#maintain().catch((error: unknown) => report('warn', 'collector: journal compaction failed: %s', messageOf(error)));
+    const error = refused.size > 0 ? this.#refusal : undefined;
+    return batch.map((item) => (refused.has(item) ? error : undefined));
+  }
+
+  /** Appends a batch to the head; when that fails, acceptances are refused and settlements deferred. */
+  /** @returns the items refused (acceptances, when the write failed). */
+  async #write(batch: readonly Queued[]): Promise<Set<Queued>> {
+    try {
+      if (this.#head.broken) await this.#roll();
+      const head = this.#head;
+      let offset = await head.append(batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((item) => item.bytes)), batch.some((item) => item.sync));
+      if (this.#failing) report('warn', 'collector: the journal can be written again: acceptances resume');
+      this.#failing = false;
+      this.#full = false;
+      for (const item of batch) {
+        item.written?.(head, offset);
+        offset += item.bytes.length;
+      }
+      return new Set();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      this.#failing = true;
+      this.#full = code === 'ENOSPC' || code === 'EDQUOT';
+      report('error', 'collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
+      this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
+      const refused = new Set<Queued>();
+      for (const item of batch) {
+        if (item.deferrable) this.#deferred.push(item);
+        else refused.add(item);
+      }
+      if (this.#deferred.length > 0 && this.#retryTimer === undefined && !this.#closing) {
+        this.#retryTimer = setTimeout(() => {
+          this.#retryTimer = undefined;
+          if (!this.#closing) void this.#commits.add(NOTHING);
+        }, DEFERRED_RETRY).unref();
+      }
+      return refused;
+    }
+  }
+
+  get #head(): Segment {
+    return this.#segments.at(-1)!;
+  }
+
+  async #roll(): Promise<void> {
+    this.#segments.push(await Segment.create(this.#dir, this.#head.number + 1));
+  }
+
+  /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
+  async #maintain(): Promise<void> {
+    const head = this.#head;
+    const idle = head.live === 0 && head.size >= (this.#full ? 1 : this.#segmentSize / 8);
+    if (head.size >= this.#segmentSize || idle) await this.#roll();
+    await this.#removeDead();
+    const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
+    const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
+    // Not while settlements wait for room: written after a copy, an older retry would undo it.
+    if (this.#segments.length > 1 && !this.#full && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+      await this.#carry(this.#segments[0]!);
+      await this.#removeDead();
+    }
+  }
+
+  /**
+   * Deletes the oldest segments while nothing in them is pending. Only from the oldest: a newer
+   * segment's settlements may be all that keeps an older one's deliveries from being replayed.
+   */
+  async #removeDead(): Promise<void> {
+    while (this.#segments.length > 1 && this.#segments[0]!.live === 0) {
+      await this.#segments[0]!.remove();
+      this.#segments.shift();
+    }
+  }
+
+  /** Copies what is pending in `segment` (deliveries with their schedules, audiences) to the head. */
+  async #carry(segment: Segment): Promise<void> {
+    const bytes = await segment.read(0, segment.size);
+    const items: Queued[] = [];
+    for (const entry of this.#pending.values()) {
+      if (entry.segment !== segment) continue;
+      // A claim in progress is void after a restart: its delivery is due at once then.
+      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets };
+      const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], schedule);
+      const written = (head: Segment, offset: number) => {
+        // Settled while it was written: the settlement comes after the copy in the journal too.
+        if (this.#pending.get(entry.id) !== entry) return;
+        entry.segment.live -= 1;
+        entry.segment.liveBytes -= entry.length;
+        entry.segment = head;
+        entry.offset = offset + starts[0]!;
+        head.live += 1;
+        head.liveBytes += entry.length;
+      };
+      items.push(copied(copy, written));
+    }
+    for (const kept of this.#audiences.values()) {
+      if (kept.segment !== segment) continue;
+      const { line: copy } = encodeAccept(this.#accepted, [], undefined, kept.record);
+      const written = (head: Segment) => {
+        if (this.#audiences.get(audienceKey(kept.record.source, kept.record.state.audience)) === kept) this.#keepAudience(kept.record, head, copy.length);
+      };
+      items.push(copied(copy, written));
+    }
+    if (items.length > 0) await this.#write(items);
+    log('collector: journal segment %d copied forward: %d record(s)', segment.number, items.length);
+  }
+
+  async #replay(segment: Segment): Promise<void> {
+    const bytes = await readFile(segment.file);
+    for (const { start, line: text, number, whole } of lines(bytes)) {
+      const record = this.#parse(segment.file, text, number, start, whole);
+      if (record === undefined) continue;
+      if (record.op === 'journal') {
+        if (record.version > JOURNAL_VERSION) {
+          throw new AnalyticsError(`${segment.file} has journal version ${record.version}; this collector reads up to ${JOURNAL_VERSION}`, { code: 'ERR_JOURNAL_VERSION' });
         }
-      } catch (error) {
-        log('collector: journal write failed: %O', error);
-        for (const entry of batch) entry.reject(error as Error);
-      }
-      if (this.#appended >= Math.max(this.#compactAfter, this.#compacted)) await this.#compact().catch((error) => log('collector: compaction failed: %O', error));
-    }
-    // In the same synchronous step as the empty-queue check: an append from now on starts a new loop.
-    this.#writing = undefined;
-  }
-
-  #apply(record: Record_): void {
-    if (record.op === 'accept') {
-      for (const delivery of record.deliveries) {
-        const entry: Entry = { delivery, order: this.#accepted++, attempts: 0, due: 0 };
-        this.#pending.set(delivery.id, entry);
-        this.#schedule(entry, 0);
-      }
-      if (record.audience) this.#audiences.set(audienceKey(record.audience.source, record.audience.state.audience), record.audience);
-    } else if (record.op === 'retry') {
-      const entry = this.#pending.get(record.id);
-      if (entry === undefined) return;
-      entry.attempts = record.attempts;
-      entry.targets = record.targets;
-      this.#schedule(entry, record.at);
-    } else if (record.op === 'settle') {
-      this.#pending.delete(record.id);
+      } else if (record.op === 'accept') {
+        const sizes = record.sizes ?? [];
+        const starts = deliveryStarts(text, sizes);
+        const order = record.order ?? this.#accepted;
+        const schedule = record.at === undefined ? undefined : record;
+        record.deliveries.forEach((delivery, index) => this.#enter(delivery, segment, start + starts[index]!, sizes[index]!, order + index, schedule));
+        this.#accepted = Math.max(this.#accepted, order + record.deliveries.length);
+        if (record.audience !== undefined) this.#keepAudience(record.audience, segment, text.length + 1);
+      } else this.#change(record);
     }
   }
 
-  async #replay(): Promise<void> {
-    const text = await readFile(this.#file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
+  /** A settlement or retry, as replayed. */
+  #change(record: JournalRecord & { op: 'retry' | 'settle' }): void {
+    const entry = this.#pending.get(record.id);
+    if (entry === undefined) return;
+    if (record.op === 'settle') return this.#forget(entry);
+    entry.attempts = record.attempts;
+    entry.targets = record.targets;
+    this.#schedule(entry, record.at);
+  }
+
+  /** A line as a record; undefined (reported) when it cannot be read. */
+  #parse(file: string, text: Buffer, number: number, start: number, whole: boolean): JournalRecord | undefined {
+    try {
+      const record = JSON.parse(text.toString('utf8')) as JournalRecord;
+      if (record.op !== 'accept' || record.sizes === undefined || record.sizes.length === record.deliveries.length) return record;
+    } catch {
+      // Reported below.
+    }
+    const shown = text.toString('utf8', 0, Math.min(text.length, PREVIEW));
+    // Acceptances are answered after their fsync: a last line cut short was never acknowledged.
+    if (!whole) report('warn', 'collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged): %s', file, number, start, shown);
+    else report('error', 'collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes) starts: %s', file, number, start, text.length, shown);
+    return undefined;
+  }
+
+  /**
+   * Reads a version-1 journal (one file) and writes what is pending in it into the head, durably,
+   * before deleting it. It holds every pending delivery in memory, once, as version 1 did.
+   */
+  async #upgrade(): Promise<void> {
+    const file = path.join(this.#dir, LEGACY);
+    const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
       throw error;
     });
-    const lines = text.split('\n');
-    lines.forEach((line, index) => {
-      if (line === '') return;
-      let record: Record_;
-      try {
-        record = JSON.parse(line) as Record_;
-      } catch {
-        // The last line may be a write cut short by a crash: its caller never got its 200.
-        if (index !== lines.length - 1) log('collector: skipping unreadable journal line %d', index + 1);
-        return;
-      }
-      if (record.op === 'journal' && record.version !== VERSION) {
-        throw new AnalyticsError(`${this.#file} has journal version ${record.version}; this collector reads version ${VERSION}`, {
-          code: 'ERR_JOURNAL_VERSION',
-        });
-      }
-      if (record.op === 'accept') record.deliveries = record.deliveries.map(upgrade);
-      this.#apply(record);
-    });
-    log('collector: journal replayed: %d pending, %d audiences', this.#pending.size, this.#audiences.size);
-  }
-
-  /** Rewrites the journal as the live state only, atomically: a crash leaves the old or the new file. */
-  async #compact(): Promise<void> {
-    const lines: Record_[] = [{ op: 'journal', version: VERSION }];
-    for (const { delivery, attempts, targets, due, claim } of this.#pending.values()) {
-      lines.push({ op: 'accept', deliveries: [delivery] });
-      // A claim in progress is void after a restart: its delivery is due at once then.
-      if (targets !== undefined) lines.push({ op: 'retry', id: delivery.id, at: claim === undefined ? due : 0, attempts, targets });
+    if (bytes === undefined) return;
+    const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => this.#parse(file, text, number, start, whole));
+    const items: Queued[] = [];
+    for (const { delivery, schedule } of pending) {
+      const body = Buffer.from(JSON.stringify(delivery));
+      const order = this.#accepted++;
+      const { line: copy, starts } = encodeAccept(order, [body], schedule);
+      const written = (segment: Segment, offset: number) => void this.#enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
+      items.push(copied(copy, written));
     }
-    for (const audience of this.#audiences.values()) lines.push({ op: 'accept', deliveries: [], audience });
-    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
-    const aside = `${this.#file}.tmp`;
-    const handle = await open(aside, 'w');
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
+    for (const record of audiences) {
+      const { line: copy } = encodeAccept(this.#accepted, [], undefined, record);
+      items.push(copied(copy, (segment) => this.#keepAudience(record, segment, copy.length)));
     }
-    await this.#handle?.close();
-    await rename(aside, this.#file);
-    await syncDirectory(this.#dir);
-    this.#handle = await open(this.#file, 'a');
-    this.#appended = 0;
-    this.#compacted = Buffer.byteLength(text);
-    log('collector: journal compacted to %d bytes', this.#compacted);
+    if (items.length > 0 && (await this.#write(items)).size > 0) throw this.#refusal;
+    await unlink(file);
+    await unlink(`${file}.tmp`).catch(() => undefined);
+    log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
   }
 
   async #lock(): Promise<void> {
     const file = path.join(this.#dir, LOCK);
     try {
-      await writeFile(file, String(process.pid), { flag: 'wx' });
+      await this.#writeLock(file, 'wx');
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -376,28 +638,35 @@ export class JournalStore implements Store {
       throw new AnalyticsError(`${this.#dir} is in use by process ${holder} (${file})`, { code: 'ERR_DATA_DIR_LOCKED' });
     }
     // Left behind by a process that was killed: take it over.
-    await writeFile(file, String(process.pid));
+    await this.#writeLock(file, 'w');
+  }
+
+  /** Writes this process's id into the lock; on a full disk the file is left empty (created, it needs no room), and it still starts. */
+  async #writeLock(file: string, flag: 'w' | 'wx'): Promise<void> {
+    try {
+      await writeFile(file, String(process.pid), { flag });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      await writeFile(file, '');
+      report('warn', 'collector: the disk is full: %s holds no process id, so it keeps no other collector out of %s until the next start', file, this.#dir);
+    }
   }
 }
 
 /**
- * A delivery journaled before bodies were fixed at acceptance has its message and acceptance
- * time: its body is made from them once, here, and journaled with it at the compaction after replay.
+ * A record copied into the head (forward, or from a version-1 journal): durable before the old copy
+ * goes; nobody waits on it but the copier, who learns a failure from `#write`.
  */
-function upgrade(delivery: Delivery & { acceptedAt?: number }): Delivery {
-  if (delivery.webhook !== undefined) return delivery;
-  const { acceptedAt, ...rest } = delivery;
-  return { ...rest, webhook: prepareWebhook(delivery.message, acceptedAt ?? Date.now()) };
+function copied(bytes: Buffer, written: Queued['written']): Queued {
+  return { bytes, sync: true, deferrable: false, written };
 }
 
-/**
- * Appends bytes with as few writes as the OS allows: one, nearly always. (`FileHandle.appendFile`
- * takes several steps per call, a measurable share of the collector's time with one settle
- * record per delivered message.)
- */
-async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) written += (await handle.write(bytes, written)).bytesWritten;
+function line(record: JournalRecord): Buffer {
+  return Buffer.from(`${JSON.stringify(record)}\n`);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function isAlive(pid: number): boolean {
@@ -406,18 +675,5 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Makes a rename durable; some platforms cannot open a directory, and there it is not needed. */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Windows: directories cannot be fsync'ed; NTFS orders the rename itself.
-  } finally {
-    await handle?.close();
   }
 }

@@ -104,7 +104,7 @@ describe('running', () => {
     const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0'], { cwd: temp.dir });
     const dir = path.join(temp.dir, '.batched-analytics');
     await waitFor(() => collector.stderr().includes(`data dir:     ${dir} (default; choose with --data-dir)`), 'the default data dir');
-    expect(existsSync(path.join(dir, 'journal.ndjson'))).toBe(true);
+    expect(existsSync(path.join(dir, 'journal-00000001.ndjson'))).toBe(true);
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('%s stops it cleanly: exit 0, lock released, port closed', async (signal) => {

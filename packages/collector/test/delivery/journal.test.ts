@@ -1,7 +1,7 @@
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JournalStore } from '../../src/delivery/journal.js';
+import { type JournalOptions, JournalStore } from '../../src/delivery/journal.js';
 import { tempDir } from '../../../../test/helpers/collector.js';
 import type { Delivery } from '../../src/delivery/store.js';
 import { delivery, storeContract } from './store-contract.js';
@@ -21,13 +21,17 @@ afterEach(async () => {
   temp.remove();
 });
 
-function store(options: { compactAfter?: number } = {}): JournalStore {
+function store(options: JournalOptions = {}): JournalStore {
   const created = new JournalStore(path.join(temp.dir, 'data'), options);
   open.push(created);
   return created;
 }
 
-const journal = () => path.join(temp.dir, 'data', 'journal.ndjson');
+const data = () => path.join(temp.dir, 'data');
+/** The journal's segment files, oldest first. */
+const segments = () => readdirSync(data()).filter((name) => /^journal-\d{8}\.ndjson$/.test(name)).sort().map((name) => path.join(data(), name));
+const journalSize = () => segments().reduce((sum, file) => sum + statSync(file).size, 0);
+const journalLines = () => segments().flatMap((file) => readFileSync(file, 'utf8').split('\n').filter((line) => line !== ''));
 
 /** Opens a store on the data dir and returns what it hands out as due now. */
 async function pending(opened = store()): Promise<Delivery[]> {
@@ -42,16 +46,33 @@ async function acceptAndSettle(opened: JournalStore, id: string): Promise<void> 
 }
 
 describe('JournalStore', () => {
-  it('gives a delivery journaled by an older version, without its body, the body fixed from its acceptance time', async () => {
-    const first = store();
-    await first.open();
-    await first.close();
+  it('upgrades a version-1 journal at open: what was pending, with its retry, audiences, and bodies fixed from the acceptance time', async () => {
+    mkdirSync(data());
     const { webhook: _, ...old } = delivery('old', 4_000);
-    appendFileSync(journal(), `${JSON.stringify({ op: 'accept', deliveries: [{ ...old, acceptedAt: 4_000 }] })}\n`);
+    const v1 = [
+      { op: 'journal', version: 1 },
+      { op: 'accept', deliveries: [{ ...old, acceptedAt: 4_000 }, delivery('retried'), delivery('settled')] },
+      { op: 'retry', id: 'retried', at: 0, attempts: 2, targets: [1] },
+      { op: 'settle', id: 'settled', outcome: 'delivered' },
+      { op: 'accept', deliveries: [], audience: { source: 'web', state: { audience: 'A', members: ['u1'] } } },
+    ];
+    writeFileSync(path.join(data(), 'journal.ndjson'), v1.map((line) => `${JSON.stringify(line)}\n`).join(''));
 
-    const back = await pending();
-    expect(back).toEqual([delivery('old', 4_000)]);
-    expect(JSON.parse(back[0]!.webhook.body)).toMatchObject({ messageId: 'm-old', receivedAt: '1970-01-01T00:00:04.000Z' });
+    const first = store();
+    expect(await first.open()).toEqual({ pending: 2 });
+    expect(existsSync(path.join(data(), 'journal.ndjson'))).toBe(false);
+    await first.close();
+    const second = store();
+    await second.open();
+    const claimed = await second.claim(10, 60_000);
+    expect(claimed.map((held) => [held.delivery, held.attempt, held.targets])).toEqual([
+      [delivery('old', 4_000), 1, undefined],
+      [delivery('retried'), 3, [1]],
+    ]);
+    expect(JSON.parse(claimed[0]!.delivery.webhook.body)).toMatchObject({ messageId: 'm-old', receivedAt: '1970-01-01T00:00:04.000Z' });
+    let previous: unknown;
+    await second.syncAudience('web', 'A', (state) => ((previous = state), { deliveries: [], state: state! }));
+    expect(previous).toEqual({ audience: 'A', members: ['u1'] });
   });
 
   it('ignores a last line cut short by a crash, and skips a damaged line in the middle', async () => {
@@ -59,51 +80,40 @@ describe('JournalStore', () => {
     await first.open();
     await first.accept([delivery('a')]);
     await first.close();
-    appendFileSync(journal(), 'not json\n');
-    appendFileSync(journal(), `${JSON.stringify({ op: 'accept', deliveries: [delivery('b')] })}\n`);
-    appendFileSync(journal(), JSON.stringify({ op: 'accept', deliveries: [delivery('torn')] }).slice(0, 40));
+    const last = segments().at(-1)!;
+    appendFileSync(last, 'not json\n');
+    appendFileSync(last, `${JSON.stringify({ op: 'accept', order: 5, sizes: [], deliveries: [] })}\n`);
+    appendFileSync(last, JSON.stringify({ op: 'accept', deliveries: [delivery('torn')] }).slice(0, 40));
 
-    expect((await pending()).map((d) => d.id)).toEqual(['a', 'b']);
+    expect((await pending()).map((d) => d.id)).toEqual(['a']);
   });
 
-  it('compacts on open and once compactAfter bytes were appended, keeping only the live state', async () => {
-    const first = store({ compactAfter: 2_000 });
+  it('deletes a segment once nothing in it is pending, and copies a long-pending delivery forward: the journal stays small', async () => {
+    const first = store({ segmentSize: 2_000 });
     await first.open();
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 60; i++) {
       if (i === 7) await first.accept([delivery(`d${i}`)]);
       else await acceptAndSettle(first, `d${i}`);
+      // Twice what is pending, one segment, and the record that crossed it.
+      expect(journalSize()).toBeLessThan(2 * 600 + 2_000 + 1_500);
     }
-    // Compacted while running: far less than the ~20 kB of 40 records.
-    expect(statSync(journal()).size).toBeLessThan(2_000 + 600);
     await first.close();
 
     expect((await pending()).map((d) => d.id)).toEqual(['d7']);
-    const lines = readFileSync(journal(), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
-    expect(lines).toEqual([{ op: 'journal', version: 1 }, { op: 'accept', deliveries: [delivery('d7')] }]);
   });
 
-  it('with a backlog larger than compactAfter, rewrites it only once as many bytes were appended again', async () => {
-    const first = store({ compactAfter: 2_000 });
+  it('keeps a backlog larger than a segment while traffic around it settles: the journal stays within twice the backlog and a segment', async () => {
+    const first = store({ segmentSize: 2_000 });
     await first.open();
     await first.accept(Array.from({ length: 40 }, (_, i) => delivery(`backlog${i}`)));
-    await first.accept([delivery('tip')]); // crosses compactAfter: compacted to one line per delivery
-    const live = statSync(journal()).size;
-    const settles = () => readFileSync(journal(), 'utf8').split('\n').filter((line) => line.includes('"settle"')).length;
-    // Traffic that settles as fast as it arrives: several times compactAfter in all, less than the backlog.
-    let sent = 0;
-    while (statSync(journal()).size - live < live / 2 && sent < 500) {
-      await acceptAndSettle(first, `new${sent}`);
-      sent += 1;
+    const backlog = journalSize();
+    for (let i = 0; i < 200; i++) {
+      await acceptAndSettle(first, `new${i}`);
+      expect(journalSize()).toBeLessThan(2 * backlog + 2_000 + 1_500);
     }
-    expect(statSync(journal()).size - live).toBeGreaterThan(2 * 2_000);
-    expect(settles()).toBe(sent);
-    while (statSync(journal()).size - live < live && settles() > 0 && sent < 1_000) {
-      await acceptAndSettle(first, `new${sent}`);
-      sent += 1;
-    }
-    expect(settles()).toBeLessThan(sent);
     await first.close();
-    expect(await pending()).toHaveLength(41);
+    const kept = await pending();
+    expect(kept.map((d) => d.id)).toEqual(Array.from({ length: 40 }, (_, i) => `backlog${i}`));
   });
 
   it('after 10,000 claims and settlements, hands out exactly what is pending: what was given back at once, a retry not before its time', async () => {
@@ -124,8 +134,12 @@ describe('JournalStore', () => {
     await first.open();
     await Promise.all(Array.from({ length: 50 }, (_, i) => first.accept([delivery(`c${i}`)])));
     // Not closed: what a crash right now would leave is what the next open reads.
-    const lines = readFileSync(journal(), 'utf8').trim().split('\n');
-    expect(lines.map((line) => JSON.parse(line).deliveries?.[0]?.id).slice(1)).toEqual(Array.from({ length: 50 }, (_, i) => `c${i}`));
+    const ids = journalLines().flatMap((line) => JSON.parse(line).deliveries?.map((d: Delivery) => d.id) ?? []);
+    expect(ids).toEqual(Array.from({ length: 50 }, (_, i) => `c${i}`));
+  });
+
+  it('names segmentSize when it is not an integer >= 1024', () => {
+    expect(() => store({ segmentSize: 100 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', message: expect.stringContaining('`segmentSize`') }));
   });
 
   it('refuses a data dir held by a live process, and takes over one left by a dead process', async () => {

@@ -1,0 +1,78 @@
+import type { AudienceRecord, Delivery, Outcome } from './store.js';
+
+/** A delivery's schedule, journaled with it when it is copied forward (and by retries). */
+export interface Schedule {
+  at: number;
+  attempts: number;
+  targets: number[];
+}
+
+/**
+ * One line of the journal. An acceptance's deliveries come last but for its audience, each
+ * written as it was serialised once, and `sizes` says how long each is: the journal keeps only
+ * where a delivery lies, and reads it back when it is claimed. `order` is the acceptance order of
+ * its first delivery (kept when a delivery is copied forward); version-1 lines have neither.
+ */
+export type JournalRecord =
+  | { op: 'journal'; version: number }
+  | ({ op: 'accept'; order?: number; sizes?: number[]; deliveries: Delivery[]; audience?: AudienceRecord } & Partial<Schedule>)
+  | ({ op: 'retry'; id: string } & Schedule)
+  | { op: 'settle'; id: string; outcome: Outcome };
+
+const DELIVERIES = Buffer.from('"deliveries":[');
+
+/** An acceptance as one line, and where each delivery's bytes start in it. */
+export interface EncodedAccept {
+  line: Buffer;
+  starts: number[];
+}
+
+/**
+ * Encodes an acceptance from its deliveries' serialised bytes.
+ * @throws when the audience cannot be serialised (the deliveries already were).
+ */
+export function encodeAccept(order: number, bodies: readonly Buffer[], schedule?: Schedule, audience?: AudienceRecord): EncodedAccept {
+  const scheduled = schedule === undefined ? '' : `,"at":${schedule.at},"attempts":${schedule.attempts},"targets":${JSON.stringify(schedule.targets)}`;
+  const head = Buffer.from(`{"op":"accept","order":${order}${scheduled},"sizes":${JSON.stringify(bodies.map((body) => body.length))},`);
+  const tail = Buffer.from(`]${audience === undefined ? '' : `,"audience":${JSON.stringify(audience)}`}}\n`);
+  const parts: Buffer[] = [head, DELIVERIES];
+  const starts: number[] = [];
+  let at = head.length + DELIVERIES.length;
+  bodies.forEach((body, index) => {
+    if (index > 0) {
+      parts.push(COMMA);
+      at += 1;
+    }
+    starts.push(at);
+    parts.push(body);
+    at += body.length;
+  });
+  parts.push(tail);
+  return { line: Buffer.concat(parts), starts };
+}
+const COMMA = Buffer.from(',');
+
+/** Where each delivery of an acceptance read back from `line` starts in it (version 2 lines). */
+export function deliveryStarts(line: Buffer, sizes: readonly number[]): number[] {
+  // The key cannot occur inside a string: a quote there is escaped.
+  let at = line.indexOf(DELIVERIES) + DELIVERIES.length;
+  return sizes.map((size) => {
+    const start = at;
+    at += size + 1;
+    return start;
+  });
+}
+
+/** Each line of a file's bytes, with where it starts; `whole` is false for a last line without its newline. */
+export function* lines(bytes: Buffer): Generator<{ start: number; line: Buffer; number: number; whole: boolean }> {
+  let start = 0;
+  let number = 1;
+  while (start < bytes.length) {
+    const end = bytes.indexOf(0x0a, start);
+    const whole = end !== -1;
+    const stop = whole ? end : bytes.length;
+    if (stop > start) yield { start, line: bytes.subarray(start, stop), number, whole };
+    start = stop + 1;
+    number += 1;
+  }
+}

@@ -1,0 +1,138 @@
+// The journal on a disk that really fills (a 2 MiB tmpfs): what it was told is durable stays so,
+// what it refused leaves no trace, and it heals by itself once there is room again.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { JournalStore } from '../../src/delivery/journal.js';
+import { type ReportLevel, setReportSink } from '../../src/config/report.js';
+import type { Delivery } from '../../src/delivery/store.js';
+import { tempDir } from '../../../../test/helpers/collector.js';
+import { mountTmpfs, type Tmpfs } from '../../../../test/helpers/tmpfs.js';
+import { delivery } from './store-contract.js';
+
+const mounted = mountTmpfs('2m');
+const skip = typeof mounted === 'string' ? mounted : undefined;
+let disk: Tmpfs;
+const opened: JournalStore[] = [];
+let reports: [ReportLevel, string][] = [];
+let previousSink: ReturnType<typeof setReportSink>;
+
+beforeAll(() => {
+  if (typeof mounted !== 'string') disk = mounted;
+});
+afterAll(() => {
+  if (typeof mounted !== 'string') mounted.unmount();
+});
+beforeEach(() => {
+  reports = [];
+  previousSink = setReportSink((level, line) => reports.push([level, line]));
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+  setReportSink(previousSink);
+  if (disk !== undefined) {
+    disk.drain();
+    // A fresh data dir per test.
+    rmSync(path.join(disk.dir, 'data'), { recursive: true, force: true });
+    mkdirSync(path.join(disk.dir, 'data'));
+  }
+});
+
+function store(dir = path.join(disk.dir, 'data')): JournalStore {
+  const created = new JournalStore(dir);
+  opened.push(created);
+  return created;
+}
+
+/** A delivery of about `bytes` bytes on disk. */
+const sized = (id: string, bytes: number): Delivery => delivery(id, 1_000, { pad: 'x'.repeat(bytes) });
+
+/** What a fresh store on the same data dir hands out, by id. */
+async function pendingAfterRestart(first: JournalStore): Promise<string[]> {
+  await first.close();
+  const second = store();
+  await second.open();
+  return (await second.claim(100_000, 60_000)).map((held) => held.delivery.id);
+}
+
+describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipped: ${skip}` : ''}`, () => {
+  it('refuses an acceptance the disk has no room for with ERR_STORE_UNAVAILABLE, leaving no trace: the next one is kept whole', async () => {
+    const first = store();
+    await first.open();
+    await first.accept([delivery('before')]);
+    disk.fill(8 * 1024);
+    // Larger than the room left: part of it is written before the disk is full.
+    await expect(first.accept([sized('too-big', 64 * 1024)])).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE', retryAfter: expect.any(Number) });
+    disk.drain();
+    await first.accept([delivery('after')]);
+
+    expect(await pendingAfterRestart(first)).toEqual(['before', 'after']);
+    expect(reports.filter(([, line]) => line.includes('unreadable'))).toEqual([]);
+  });
+
+  it('records settlements on a full disk, reclaims what was delivered, and accepts again by itself', async () => {
+    const first = store();
+    await first.open();
+    const accepted: string[] = [];
+    for (let i = 0; ; i++) {
+      try {
+        await first.accept([sized(`m${i}`, 2_000)]);
+        accepted.push(`m${i}`);
+      } catch (error) {
+        expect(error).toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
+        break;
+      }
+    }
+    expect(accepted.length).toBeGreaterThan(300);
+    const claimed = await first.claim(100_000, 60_000);
+    expect(claimed.map((held) => held.delivery.id)).toEqual(accepted);
+    // The receiver is back: everything pending is delivered.
+    expect(await Promise.all(claimed.map((held) => first.settle(held, 'delivered')))).toEqual(claimed.map(() => true));
+    // Nothing was freed by hand: the journal gave back the room of what it delivered.
+    await first.accept([delivery('later')]);
+
+    expect(await pendingAfterRestart(first)).toEqual(['later']);
+  });
+
+  it('opens on a full disk, with everything pending, and accepts once there is room', async () => {
+    const first = store();
+    await first.open();
+    await first.accept([delivery('a'), delivery('b')]);
+    await first.close();
+    disk.fill();
+
+    const second = store();
+    expect(await second.open()).toEqual({ pending: 2 });
+    const claimed = await second.claim(10, 60_000);
+    expect(claimed.map((held) => held.delivery)).toEqual([delivery('a'), delivery('b')]);
+    await second.release(claimed);
+    disk.drain();
+    await second.accept([delivery('c')]);
+    expect(await pendingAfterRestart(second)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('JournalStore replay', () => {
+  it('reports a line it cannot read at error level, with where it is and how it starts, and keeps the others', async () => {
+    const temp = tempDir();
+    try {
+      const dir = path.join(temp.dir, 'data');
+      mkdirSync(dir);
+      const line = (record: unknown) => `${JSON.stringify(record)}\n`;
+      writeFileSync(
+        path.join(dir, 'journal.ndjson'),
+        line({ op: 'journal', version: 1 }) +
+          line({ op: 'accept', deliveries: [delivery('a')] }) +
+          '{"op":"accept","deliveries":[{"id":"glued"\n' +
+          line({ op: 'accept', deliveries: [delivery('b')] }),
+      );
+      const first = store(dir);
+      await first.open();
+      expect((await first.claim(10, 60_000)).map((held) => held.delivery.id)).toEqual(['a', 'b']);
+      expect(reports).toEqual([['error', expect.stringMatching(/unreadable.*journal\.ndjson.*line 3.*\{"op":"accept","deliveries":\[\{"id":"glued"/)]]);
+    } finally {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+      temp.remove();
+    }
+  });
+});
