@@ -35,15 +35,14 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Analytics } from '../packages/client/dist/index.js';
+import { benchArgs, fail, integerFlag } from './args.mjs';
 import { builtCli } from './builds.mjs';
 import { nextMessage } from './ipc.mjs';
 import { freshDatabase, openServer } from './postgres.mjs';
 
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
-const { values: args } = parseArgs({
-  options: {
+const args = benchArgs(import.meta.url, {
     messages: { type: 'string', default: '10000' },
     timeout: { type: 'string', default: '1000' },
     'flush-at': { type: 'string', default: '100' },
@@ -56,16 +55,10 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string', default: 'healthy,stalled' },
     'remote-delay': { type: 'string', default: '20' },
     store: { type: 'string' },
-  },
 });
 
-function integerAtLeast(name, least) {
-  const value = Number(args[name]);
-  if (!Number.isInteger(value) || value < least) throw new Error(`Expected --${name} to be an integer >= ${least}, got ${args[name]}`);
-  return value;
-}
-const positiveInteger = (name) => integerAtLeast(name, 1);
-const nonNegativeInteger = (name) => integerAtLeast(name, 0);
+const positiveInteger = (name) => integerFlag(args, name, 1);
+const nonNegativeInteger = (name) => integerFlag(args, name, 0);
 
 const settings = {
   messages: positiveInteger('messages'),
@@ -77,7 +70,7 @@ const settings = {
   remoteDelay: positiveInteger('remote-delay'),
 };
 if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//.test(args.store)) {
-  throw new Error(`Expected --store to be local or a postgres:// URL, got ${args.store}`);
+  fail(`Expected --store to be local or a postgres:// URL, got ${JSON.stringify(args.store)}`);
 }
 /** The collectors compared: this build first, the one the ratios divide by second. */
 const builds = [{ name: 'this build', label: 'ours', script: here('../packages/client/dist/cli.js') }];
@@ -277,7 +270,8 @@ async function run(build, store, scenario, server) {
     if (warmup > 0) {
       const clients = sendAll(warmup, settings.messages, () => undefined);
       await Promise.all(clients.map((client) => client.close({ timeout: settings.runTimeoutMs })));
-      if ((await waitForArrivals(warmup, clock() + settings.runTimeoutMs)) < warmup) throw new Error(`the warm-up was not forwarded within ${settings.runTimeoutMs} ms`);
+      // A build that cannot forward its warm-up gets no figures, and the others still run.
+      if ((await waitForArrivals(warmup, clock() + settings.runTimeoutMs)) < warmup) return failedRun(`the warm-up was not forwarded within ${settings.runTimeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, settings.timeout));
     }
     await database?.countFromNow();
@@ -323,6 +317,26 @@ async function run(build, store, scenario, server) {
   } finally {
     await unwind(depth);
   }
+}
+
+/** A run that could not be measured: no figures, and why. */
+function failedRun(failure) {
+  const none = Number.NaN;
+  return {
+    accepted: 0,
+    forwarded: 0,
+    acceptedPerSecond: none,
+    forwardedPerSecond: none,
+    p50: none,
+    p99: none,
+    peakRss: none,
+    collectorCpuPerMessage: none,
+    receiverCpuPerMessage: none,
+    statementsPerMessage: none,
+    stalledRequests: 0,
+    complete: false,
+    failure,
+  };
 }
 
 /** The bytes of the journal's files in a data dir (the segments, or a version-1 journal). */
@@ -431,7 +445,7 @@ const TITLES = {
 };
 /** The builds the outage scenario runs: those with a journal. */
 const outageBuilds = builds.filter((build) => !build.queueless);
-if (scenarios.length === 0 || scenarios.some((s) => !(s in TITLES))) throw new Error(`Expected --scenarios to list some of healthy, stalled, remote, got ${args.scenarios}`);
+if (scenarios.length === 0 || scenarios.some((s) => !(s in TITLES))) fail(`Expected --scenarios to list some of ${Object.keys(TITLES).join(', ')}, got ${JSON.stringify(args.scenarios)}`);
 const results = new Map();
 const server = args.store === undefined ? undefined : await openServer(args.store);
 if (server !== undefined) undo.push(server.stop);
@@ -464,7 +478,7 @@ try {
         results.set(key, [...(results.get(key) ?? []), result]);
         console.error(
           `  round ${round + 1} ${scenario.padEnd(7)} ${column.name}: forwarded ${result.forwarded}/${settings.messages}, ` +
-            `${Math.round(result.forwardedPerSecond)} msgs/s${result.complete ? '' : ' (run timeout)'}`,
+            (result.failure === undefined ? `${Math.round(result.forwardedPerSecond)} msgs/s${result.complete ? '' : ' (run timeout)'}` : `no figures: ${result.failure}`),
         );
       }
     }
@@ -476,7 +490,7 @@ try {
   await unwind(0);
 }
 
-const count = (v) => Math.round(v).toLocaleString('en-US');
+const count = (v) => (Number.isNaN(v) ? '—' : Math.round(v).toLocaleString('en-US'));
 const rows = [
   ['accepted msgs/s', (r) => r.acceptedPerSecond, count],
   ['forwarded msgs/s', (r) => r.forwardedPerSecond, count],
