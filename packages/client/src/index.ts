@@ -24,6 +24,7 @@ export {
   MessageTooLargeError,
   NetworkError,
   QueueFullError,
+  RateLimitError,
   TimeoutError,
   ValidationError,
 } from './core/errors.js';

@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
+
+// A real script using the built client, as a user runs it: what reaches its stderr.
+
+const run = promisify(execFile);
+const script = fileURLToPath(new URL('../fixtures/failing-batches.mjs', import.meta.url));
+
+let server: Loopback | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function runScript(options: object, listen = false) {
+  server ??= await startLoopback((_, res) => {
+    res.statusCode = 400;
+    res.end('{"message":"bad batch"}');
+  });
+  const { stdout, stderr } = await run(process.execPath, [script, server.url, JSON.stringify(options), listen ? 'listen' : ''], {
+    env: { ...process.env, DEBUG: '' },
+    timeout: 10_000,
+  });
+  return { summary: JSON.parse(stdout), stderr };
+}
+
+describe('a failure nobody listens for', () => {
+  it('is written to stderr, once per kind of error', async () => {
+    const { summary, stderr } = await runScript({});
+    expect(summary).toEqual({ delivered: 0, failed: 3, dropped: 0 });
+    const lines = stderr.trimEnd().split('\n');
+    expect(lines).toEqual([expect.stringContaining('ERR_HTTP')]);
+    expect(lines[0]).toContain('Request failed with status 400: bad batch');
+    expect(lines[0]).toContain('wk#1');
+  });
+
+  it('is not written with an error listener or with silent: true', async () => {
+    for (const [options, listen] of [[{}, true], [{ silent: true }, false]] as const) {
+      const { summary, stderr } = await runScript(options, listen);
+      expect(summary.failed).toBe(3);
+      expect(stderr).toBe('');
+    }
+  });
+});
