@@ -6,6 +6,7 @@ export type {
   DropEvent,
   FailedEvent,
   FlushEvent,
+  RateLimitEvent,
   RequestEvent,
   ResponseEvent,
   RetryEvent,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Analytics, HttpError, RateLimitError } from '../../src/index.js';
+import { Analytics, HttpError, type Options, RateLimitError } from '../../src/index.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 import { recordEvents, track } from '../../../../test/helpers/client.js';
 
@@ -54,7 +54,7 @@ afterEach(async () => {
 });
 
 /** A client whose own retry schedule is far shorter than the limits these tests set. */
-function rateLimitedClient(endpoint: string, options: ConstructorParameters<typeof Analytics>[1] = {}): Analytics {
+function rateLimitedClient(endpoint: string, options: Options = {}): Analytics {
   return new Analytics('wk', { endpoint, flushAt: 1, minRetryDelay: 50, maxRetryDelay: 200, maxRetries: 1, ...options });
 }
 
