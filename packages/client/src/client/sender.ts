@@ -58,7 +58,7 @@ export class BatchSender {
     this.#policy = { retries: options.maxRetries, minDelay: options.minRetryDelay, maxDelay: options.maxRetryDelay };
     this.#rateLimit = new RateLimit(options.maxRateLimitDuration);
     this.#connection = openConnection({ connections: options.maxInFlight, dispatcher: options.dispatcher, fetch: options.fetch });
-    // Each batch in flight listens to the abort signal once (its request or its retry wait): raise
+    // Each batch in flight listens to the abort signal once (its request, retry wait or pause): raise
     // Node's leak warning past that bound, not past its default of 10.
     allowListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);
   }
@@ -75,9 +75,12 @@ export class BatchSender {
       const status = await withRetry(
         async () => {
           for (;;) {
-            if (this.#rateLimit.active) await this.#rateLimit.wait(signal);
+            const paused = this.#rateLimit.active;
+            if (paused) await this.#rateLimit.wait(signal);
             attempts += 1;
-            if (attempts > 1) body = withSentAt(body, new Date());
+            // A body built before a wait would tell the service a stale `sentAt`, and skew the
+            // timestamps it corrects with it.
+            if (attempts > 1 || paused) body = withSentAt(body, new Date());
             try {
               const status = await this.#attempt(body, count, attempts);
               this.#rateLimit.resume();

@@ -77,6 +77,9 @@ describe('a service that answers with Retry-After', () => {
     const early = limiter.log.filter((request, index) => index > 0 && request.at < limiter!.limitedUntil());
     expect(early).toEqual([]);
     expect(limiter.log.map((request) => request.status)).toEqual([setup.status, 200, 200, 200, 200]);
+    // A batch that waited says when it was really sent: the service corrects timestamps with it.
+    const sentAt = limiter.server.requests.slice(1).map((request) => Date.parse(JSON.parse(request.body).sentAt));
+    for (const at of sentAt) expect(at).toBeGreaterThanOrEqual(limiter.limitedUntil());
     await analytics.close();
   });
 
