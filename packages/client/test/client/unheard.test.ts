@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { HttpError, NetworkError } from '../../src/index.js';
+import { UnheardFailures } from '../../src/client/unheard.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 // A real script using the built client, as a user runs it: what reaches its stderr.
@@ -11,6 +13,7 @@ const script = fileURLToPath(new URL('../fixtures/failing-batches.mjs', import.m
 
 let server: Loopback | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await server?.close();
   server = undefined;
 });
@@ -43,5 +46,24 @@ describe('a failure nobody listens for', () => {
       expect(summary.failed).toBe(3);
       expect(stderr).toBe('');
     }
+  });
+});
+
+describe('UnheardFailures', () => {
+  it('writes the first failure of each code, then one per code per minute with the count left out', () => {
+    vi.useFakeTimers();
+    const lines: string[] = [];
+    const unheard = new UnheardFailures('wk#1', (line) => lines.push(line));
+    for (let i = 0; i < 3; i += 1) unheard.report(new HttpError(400, 'bad batch'));
+    unheard.report(new NetworkError('POST http://x failed: ECONNREFUSED'));
+    expect(lines.map((line) => line.split(':')[0])).toEqual(['batched-analytics [wk#1] ERR_HTTP', 'batched-analytics [wk#1] ERR_NETWORK']);
+
+    vi.advanceTimersByTime(59_999);
+    unheard.report(new HttpError(400, 'bad batch'));
+    expect(lines).toHaveLength(2);
+    vi.advanceTimersByTime(1);
+    unheard.report(new HttpError(400, 'bad batch'));
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toContain('Request failed with status 400: bad batch (3 more ERR_HTTP since the last line)');
   });
 });
