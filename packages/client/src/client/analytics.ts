@@ -366,8 +366,10 @@ export class Analytics {
     this.#totals.dropped += 1;
     this.#count(this.#epoch).dropped += 1;
     this.#log.warn('dropped %s %s: %s', event.message.type, event.message.messageId, event.error.message);
-    this.#events.emit('drop', event);
+    const heard = this.#events.emit('drop', event) || callback !== undefined;
     if (event.reason === 'before-send') this.#report(event.error);
+    // A message lost to a full queue or a late call is a failure too; a filtered one was wanted.
+    else if (!heard && event.reason !== 'filtered') this.#unheardFailure(event.error);
     if (json !== undefined) this.#deadLetter?.append([json]);
     if (callback) this.#call(callback, event.error);
   }
@@ -376,6 +378,11 @@ export class Analytics {
   #report(error: AnalyticsError): void {
     if (this.#events.emit('error', error)) return;
     this.#log.error('no error listener for: %s', error.message);
+    this.#unheardFailure(error);
+  }
+
+  /** Writes a failure to stderr unless `DEBUG=analytics` already shows it (or `silent`, `logger`). */
+  #unheardFailure(error: AnalyticsError): void {
     if (!this.#log.debugEnabled) this.#unheard?.report(error);
   }
 

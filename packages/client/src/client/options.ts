@@ -126,8 +126,9 @@ export interface Options {
    */
   deadLetter?: string;
   /**
-   * Never write to stderr. Without it, a failure nobody hears of (no `error` listener, no `logger`,
-   * no `DEBUG=analytics`) is written to stderr: once per error code per minute.
+   * Never write to stderr. Without it, a failure nobody hears of (a failed batch without an `error`
+   * listener, a dropped call without a `drop` listener or callback; no `logger`, no
+   * `DEBUG=analytics`) is written to stderr: once per error code per minute.
    * @default false
    */
   silent?: boolean;

@@ -49,6 +49,22 @@ describe('a failure nobody listens for', () => {
   });
 });
 
+describe('a dropped call nobody hears of', () => {
+  const fullQueue = fileURLToPath(new URL('../fixtures/full-queue.mjs', import.meta.url));
+
+  it('is written to stderr once, without a drop listener; not with one', async () => {
+    server = await startLoopback();
+    const env = { ...process.env, DEBUG: '' };
+    const unheard = await run(process.execPath, [fullQueue, server.url], { env, timeout: 10_000 });
+    expect(JSON.parse(unheard.stdout)).toEqual({ delivered: 1, failed: 0, dropped: 4 });
+    expect(unheard.stderr.trimEnd().split('\n')).toEqual([expect.stringContaining('ERR_QUEUE_FULL: Dropped: the queue already holds maxQueueSize (1) messages')]);
+
+    const heard = await run(process.execPath, [fullQueue, server.url, 'listen'], { env, timeout: 10_000 });
+    expect(JSON.parse(heard.stdout).dropped).toBe(4);
+    expect(heard.stderr).toBe('');
+  });
+});
+
 describe('UnheardFailures', () => {
   it('writes the first failure of each code, then one per code per minute with the count left out', () => {
     vi.useFakeTimers();
