@@ -44,6 +44,7 @@ export interface Options {
   maxQueueSize?: number;
   /**
    * Retries of a failed batch (network error, timeout, 5xx, 408, 429) before it is reported failed.
+   * Waiting out a 429 or 503 with `Retry-After` is no retry (see `maxRateLimitDuration`).
    * @default 10
    */
   maxRetries?: number;
