@@ -6,6 +6,7 @@ export type {
   DropEvent,
   FailedEvent,
   FlushEvent,
+  RateLimitEvent,
   RequestEvent,
   ResponseEvent,
   RetryEvent,
@@ -24,6 +25,7 @@ export {
   MessageTooLargeError,
   NetworkError,
   QueueFullError,
+  RateLimitError,
   TimeoutError,
   ValidationError,
 } from './core/errors.js';

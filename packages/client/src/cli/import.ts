@@ -29,6 +29,9 @@ Options:
   --endpoint URL          base URL of the service (default: https://api.segment.io)
   --flush-at N            messages per batch (default: ${DEFAULT_FLUSH_AT})
   --max-queue-size N      most messages held in memory at once (default: 10000)
+  --max-retries N         retries of a batch that failed (network error, timeout, 5xx) before it
+                          counts as failed (default: 10); a rate limit's wait is not a retry
+  --timeout MS            time allowed for each request (default: 10000)
   --rejects FILE          write each rejected or undelivered line to FILE, one JSON record per line
   --from-line N           start at line N; lines keep their numbers, so their messageIds do not change
   --dry-run               check every line, send nothing
@@ -56,6 +59,8 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
       endpoint: { type: 'string' },
       'flush-at': { type: 'string' },
       'max-queue-size': { type: 'string' },
+      'max-retries': { type: 'string' },
+      timeout: { type: 'string' },
       rejects: { type: 'string' },
       'from-line': { type: 'string' },
       'dry-run': { type: 'boolean' },
@@ -82,7 +87,11 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
     endpoint: values.endpoint,
     flushAt: integerFlag('--flush-at', values['flush-at'], 1) ?? DEFAULT_FLUSH_AT,
     maxQueueSize,
+    maxRetries: integerFlag('--max-retries', values['max-retries'], 0),
+    timeout: integerFlag('--timeout', values.timeout, 1),
     disable: dryRun,
+    // Every failure is reported here, per batch and per line: the client need not tell stderr too.
+    silent: true,
   });
   let input: Input | undefined;
   let rejects: RejectsFile | undefined;
@@ -157,6 +166,11 @@ async function importWith(
   });
   analytics.on('retry', ({ count, attempt, delay, error }) => {
     reporter.log(`attempt ${attempt} to send ${count} messages failed (${error.message}); retrying in ${formatDuration(delay)}`);
+    reporter.waiting(delay, 'retrying');
+  });
+  analytics.on('rate-limit', ({ status, delay }) => {
+    reporter.log(`rate limited (status ${status}): waiting ${formatDuration(delay)} before sending again`);
+    reporter.waiting(delay, 'rate limited');
   });
   const stopReading = (): void => reporter.log('Interrupted: reading stopped; sending the lines read (Ctrl-C again to stop waiting)');
   const abandon = (): void => {

@@ -21,9 +21,10 @@ import {
 } from '../core/message.js';
 import { describe } from '../core/describe.js';
 import { LIMITS } from '../core/limits.js';
-import { type Options, type ResolvedOptions, resolveOptions } from './options.js';
+import { constructorArguments, type Options, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
 import { BatchSender } from './sender.js';
+import { UnheardFailures } from './unheard.js';
 
 /** Options of `close()`. */
 export interface CloseOptions {
@@ -50,7 +51,7 @@ interface InFlight {
  * first of them. Delivery failures never throw: they reach callbacks, events and summaries.
  *
  * @example
- * const analytics = new Analytics('WRITE_KEY');
+ * const analytics = new Analytics('WRITE_KEY'); // or segment's new Analytics({ writeKey: 'WRITE_KEY' })
  * analytics.track({ userId: 'u1', event: 'Order Completed', properties: { total: 30 } });
  * await analytics.close();
  */
@@ -83,16 +84,28 @@ export class Analytics {
   readonly #epochs = new Map<number, Summary>();
   #closing: Promise<Summary> | undefined;
   #closed = false;
+  /** Where failures nobody hears of go; absent with `silent` or a `logger`. */
+  readonly #unheard: UnheardFailures | undefined;
 
   /**
    * @param writeKey the source's write key, sent as the basic-auth user.
    * @throws {ConfigError} naming the first invalid option.
    */
-  constructor(writeKey: string, options: Options = {}) {
-    this.#options = resolveOptions(writeKey, options);
+  constructor(writeKey: string, options?: Options);
+  /**
+   * Segment's form, for code migrating from `@segment/analytics-node`.
+   * @throws {ConfigError} naming the first invalid option.
+   */
+  constructor(settings: Options & { writeKey: string });
+  constructor(first: string | (Options & { writeKey: string }), second?: Options) {
+    const args = constructorArguments(first, second);
+    this.#options = resolveOptions(args.writeKey, args.options as Options);
+    const writeKey = args.writeKey as string;
     const o = this.#options;
     this.#defaults = { context: o.context, integrations: o.integrations };
-    this.#log = new ClientLog(clientLabel(writeKey), o.logger);
+    const label = clientLabel(writeKey);
+    this.#log = new ClientLog(label, o.logger);
+    this.#unheard = o.silent || o.logger !== undefined ? undefined : new UnheardFailures(label);
     this.#events = new Emitter((type, error) => this.#log.error('a %s listener threw: %O', type, error));
     this.#sender = new BatchSender(writeKey, o, this.#events, this.#log);
     this.#deadLetter = o.deadLetter === undefined ? undefined : new DeadLetterFile(o.deadLetter, (error) => this.#report(error));
@@ -353,15 +366,24 @@ export class Analytics {
     this.#totals.dropped += 1;
     this.#count(this.#epoch).dropped += 1;
     this.#log.warn('dropped %s %s: %s', event.message.type, event.message.messageId, event.error.message);
-    this.#events.emit('drop', event);
+    const heard = this.#events.emit('drop', event) || callback !== undefined;
     if (event.reason === 'before-send') this.#report(event.error);
+    // A message lost to a full queue or a late call is a failure too; a filtered one was wanted.
+    else if (!heard && event.reason !== 'filtered') this.#unheardFailure(event.error);
     if (json !== undefined) this.#deadLetter?.append([json]);
     if (callback) this.#call(callback, event.error);
   }
 
-  /** An `error` event; logged when nobody listens, so that no failure goes unseen. */
+  /** An `error` event; logged when nobody listens, and written to stderr when nothing logs either. */
   #report(error: AnalyticsError): void {
-    if (!this.#events.emit('error', error)) this.#log.error('no error listener for: %s', error.message);
+    if (this.#events.emit('error', error)) return;
+    this.#log.error('no error listener for: %s', error.message);
+    this.#unheardFailure(error);
+  }
+
+  /** Writes a failure to stderr unless `DEBUG=analytics` already shows it (or `silent`, `logger`). */
+  #unheardFailure(error: AnalyticsError): void {
+    if (!this.#log.debugEnabled) this.#unheard?.report(error);
   }
 
   #count(epoch: number): Summary {

@@ -1,4 +1,4 @@
-import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, QueueFullError } from '../core/errors.js';
+import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, HttpError, QueueFullError } from '../core/errors.js';
 import type { Message } from '../core/message.js';
 
 /** Called once per message: without an error once delivered, with one once it failed or was dropped. */
@@ -31,6 +31,22 @@ export interface RetryEvent {
   /** Wait before the next attempt, in ms. */
   delay: number;
   error: DeliveryError;
+}
+
+/**
+ * Payload of the `rate-limit` event: the service answered 429 or 503 with `Retry-After`, and the
+ * whole client waits until `until` before sending again, without spending a retry.
+ */
+export interface RateLimitEvent {
+  /** Messages in the batch that was refused; it is sent again after the pause. */
+  count: number;
+  /** 429 or 503. */
+  status: number;
+  /** The pause from now, in ms. */
+  delay: number;
+  /** When sending resumes. */
+  until: Date;
+  error: HttpError;
 }
 
 /** Payload of the `drop` event: a call was refused and will never be sent. */
@@ -84,6 +100,7 @@ export interface AnalyticsEvents {
   error: AnalyticsError;
   flush: FlushEvent;
   retry: RetryEvent;
+  'rate-limit': RateLimitEvent;
   drop: DropEvent;
   failed: FailedEvent;
   request: RequestEvent;

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { FetchLike } from '../http/connection.js';
 import { LIMITS } from '../core/limits.js';
 import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { closest } from '../core/closest.js';
 import { describe } from '../core/describe.js';
 import { ConfigError } from '../core/errors.js';
 import type { Integrations } from '../core/integrations.js';
@@ -43,6 +44,7 @@ export interface Options {
   maxQueueSize?: number;
   /**
    * Retries of a failed batch (network error, timeout, 5xx, 408, 429) before it is reported failed.
+   * Waiting out a 429 or 503 with `Retry-After` is no retry (see `maxRateLimitDuration`).
    * @default 10
    */
   maxRetries?: number;
@@ -52,10 +54,19 @@ export interface Options {
    */
   minRetryDelay?: number;
   /**
-   * Longest delay between two attempts, in ms; also caps a server's `Retry-After`.
+   * Longest delay between two attempts, in ms. A 429 or 503 with `Retry-After` is not capped by it:
+   * it pauses the client instead (see `maxRateLimitDuration`).
    * @default 30000
    */
   maxRetryDelay?: number;
+  /**
+   * How long, in ms, the service may keep the client waiting with 429 or 503 answers carrying
+   * `Retry-After`, counted from the first such answer since the last success. Until then every
+   * batch waits for the time the service gave, without spending retries; a wait that would end
+   * later fails its batch with a `RateLimitError`.
+   * @default 43200000 (12 hours)
+   */
+  maxRateLimitDuration?: number;
   /**
    * Per-request timeout, in ms. A status that arrived in time counts even when its body is still
    * arriving: the timeout then only stops the reading.
@@ -116,6 +127,13 @@ export interface Options {
    */
   deadLetter?: string;
   /**
+   * Never write to stderr. Without it, a failure nobody hears of (a failed batch without an `error`
+   * listener, a dropped call without a `drop` listener or callback; no `logger`, no
+   * `DEBUG=analytics`) is written to stderr: once per error code per minute.
+   * @default false
+   */
+  silent?: boolean;
+  /**
    * Also send the library's log lines to this logger (`console`, pino, winston): retries at `warn`,
    * batches given up at `error`, queueing at `debug`. `DEBUG=analytics` works with or without it.
    * @default undefined (only `DEBUG=analytics`)
@@ -133,6 +151,7 @@ export interface ResolvedOptions {
   readonly maxRetries: number;
   readonly minRetryDelay: number;
   readonly maxRetryDelay: number;
+  readonly maxRateLimitDuration: number;
   readonly timeout: number;
   readonly maxInFlight: number;
   readonly gzip: boolean;
@@ -144,6 +163,7 @@ export interface ResolvedOptions {
   readonly beforeSend: readonly BeforeSend[];
   readonly deadLetter: string | undefined;
   readonly logger: Logger | undefined;
+  readonly silent: boolean;
 }
 
 /** Defaults, declared once. */
@@ -155,11 +175,56 @@ export const DEFAULTS = {
   maxRetries: 10,
   minRetryDelay: 100,
   maxRetryDelay: 30_000,
+  maxRateLimitDuration: 12 * 60 * 60 * 1000,
   timeout: 10_000,
   maxInFlight: 4,
   gzip: false,
   disable: false,
+  silent: false,
 } as const;
+
+/** Every option's name: typed so that an option added to {@link Options} must be listed here. */
+const OPTION_NAMES = Object.keys({
+  endpoint: true,
+  flushAt: true,
+  size: true,
+  flushAfter: true,
+  flushInterval: true,
+  maxQueueSize: true,
+  maxRetries: true,
+  minRetryDelay: true,
+  maxRetryDelay: true,
+  maxRateLimitDuration: true,
+  timeout: true,
+  maxInFlight: true,
+  gzip: true,
+  integrations: true,
+  context: true,
+  dispatcher: true,
+  fetch: true,
+  disable: true,
+  beforeSend: true,
+  deadLetter: true,
+  silent: true,
+  logger: true,
+} satisfies Record<keyof Options, true>);
+
+/** Routes of the service an endpoint must not end in: it is the base the client appends `/v1/batch` to. */
+const OTHER_ROUTE = /\/v1\/(identify|track|page|screen|group|alias|import)$/;
+
+/**
+ * The write key and options from either constructor form: the client's `(writeKey, options)` or
+ * segment's `({ writeKey, ...options })`.
+ * @throws {ConfigError} when both forms are mixed.
+ */
+export function constructorArguments(first: unknown, second: unknown): { writeKey: unknown; options: unknown } {
+  if (!isPlainObject(first)) return { writeKey: first, options: second ?? {} };
+  if (second !== undefined) {
+    throw new ConfigError('options', 'Expected either new Analytics(writeKey, options) or new Analytics({ writeKey, ...options }), got both');
+  }
+  const { writeKey, ...options } = first;
+  return { writeKey, options };
+}
 
 /** @throws {ConfigError} naming the first invalid option. */
 export function resolveOptions(writeKey: unknown, input: Options = {}): ResolvedOptions {
@@ -169,6 +234,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
   if (input === null || typeof input !== 'object') {
     throw new ConfigError('options', `Expected \`options\` to be an object, got ${describe(input)}`);
   }
+  refuseUnknown(input);
   const flushAt = alias(input, 'flushAt', 'size') ?? DEFAULTS.flushAt;
   const flushAfter = alias(input, 'flushAfter', 'flushInterval') ?? DEFAULTS.flushAfter;
   const endpoint = input.endpoint ?? DEFAULTS.endpoint;
@@ -179,6 +245,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
   const maxRetries = integer('maxRetries', input.maxRetries ?? DEFAULTS.maxRetries, 0);
   const minRetryDelay = integer('minRetryDelay', input.minRetryDelay ?? DEFAULTS.minRetryDelay, 0);
   const maxRetryDelay = integer('maxRetryDelay', input.maxRetryDelay ?? DEFAULTS.maxRetryDelay, minRetryDelay);
+  const maxRateLimitDuration = integer('maxRateLimitDuration', input.maxRateLimitDuration ?? DEFAULTS.maxRateLimitDuration, 0);
   const timeout = integer('timeout', input.timeout ?? DEFAULTS.timeout, 1);
   const maxInFlight = integer('maxInFlight', input.maxInFlight ?? DEFAULTS.maxInFlight, 1);
   if (maxQueueSize < flushAt) {
@@ -194,6 +261,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     maxRetries,
     minRetryDelay,
     maxRetryDelay,
+    maxRateLimitDuration,
     timeout,
     maxInFlight,
     gzip: boolean('gzip', input.gzip ?? DEFAULTS.gzip),
@@ -205,6 +273,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     beforeSend: hooks(input.beforeSend),
     deadLetter: optionalPath('deadLetter', input.deadLetter),
     logger: logger(input.logger),
+    silent: boolean('silent', input.silent ?? DEFAULTS.silent),
   });
 }
 
@@ -213,7 +282,23 @@ function batchUrl(endpoint: unknown): string {
   if (url === undefined) {
     throw new ConfigError('endpoint', `Expected \`endpoint\` to be an absolute http(s) URL, got ${describe(endpoint)}`);
   }
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}/v1/batch`;
+  const path = url.pathname.replace(/\/+$/, '');
+  if (OTHER_ROUTE.test(path)) {
+    throw new ConfigError(
+      'endpoint',
+      `Expected \`endpoint\` to be the base URL of the service (batches go to its /v1/batch), got \`${JSON.stringify(endpoint)}\`: drop the route`,
+    );
+  }
+  // An endpoint copied from the service's docs often ends in the route already: it is the batch URL.
+  return path.endsWith('/v1/batch') ? `${url.origin}${path}` : `${url.origin}${path}/v1/batch`;
+}
+
+/** @throws {ConfigError} naming the first key that is no option, and the option it likely meant. */
+function refuseUnknown(input: object): void {
+  const unknown = Object.keys(input).find((key) => !OPTION_NAMES.includes(key));
+  if (unknown === undefined) return;
+  const meant = closest(unknown, OPTION_NAMES);
+  throw new ConfigError(unknown, `Unknown option \`${unknown}\`${meant === undefined ? '' : `: did you mean \`${meant}\`?`}`);
 }
 
 function alias<K extends keyof Options>(input: Options, name: K, other: keyof Options): Options[K] {

@@ -9,6 +9,7 @@ import type { ResolvedOptions } from './options.js';
 import { CAN_GZIP, gzip } from '../platform/gzip.js';
 import { allowListeners } from '../platform/listeners.js';
 import { openConnection } from '../http/open-connection.js';
+import { RateLimit } from '../http/rate-limit.js';
 import { type RetryPolicy, withRetry } from '../http/retry.js';
 import { RUNTIME } from '../platform/runtime.js';
 import { post } from '../http/transport.js';
@@ -23,13 +24,15 @@ export interface SendOutcome {
 
 /**
  * Sends request bodies to the endpoint with retries, over the client's own keep-alive agent (or
- * the user's dispatcher), and reports each attempt (`request`, `response`, `retry` events and log
- * lines). One abort signal ends every attempt and retry wait: the `close()` deadline.
+ * the user's dispatcher), and reports each attempt (`request`, `response`, `retry`, `rate-limit`
+ * events and log lines). A rate limit pauses every batch of the client, not only the one refused.
+ * One abort signal ends every attempt, retry wait and pause: the `close()` deadline.
  */
 export class BatchSender {
   readonly #options: ResolvedOptions;
   readonly #headers: Record<string, string>;
   readonly #policy: RetryPolicy;
+  readonly #rateLimit: RateLimit;
   readonly #connection: Connection;
   readonly #abort = new AbortController();
   readonly #events: Emitter<AnalyticsEvents>;
@@ -53,54 +56,49 @@ export class BatchSender {
       ...(options.gzip ? { 'content-encoding': 'gzip' } : {}),
     };
     this.#policy = { retries: options.maxRetries, minDelay: options.minRetryDelay, maxDelay: options.maxRetryDelay };
+    this.#rateLimit = new RateLimit(options.maxRateLimitDuration);
     this.#connection = openConnection({ connections: options.maxInFlight, dispatcher: options.dispatcher, fetch: options.fetch });
-    // Each batch in flight listens to the abort signal once (its request or its retry wait): raise
+    // Each batch in flight listens to the abort signal once (its request, retry wait or pause): raise
     // Node's leak warning past that bound, not past its default of 10.
     allowListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);
   }
 
-  /** Sends one body of `count` messages, retrying within the policy. Never rejects. */
+  /**
+   * Sends one body of `count` messages, retrying within the policy, and waiting out the service's
+   * rate limits without spending retries. Never rejects.
+   */
   async send(body: Uint8Array, count: number): Promise<SendOutcome> {
-    const { url } = this.#options;
     const signal = this.#abort.signal;
     let attempts = 0;
     this.#log.debug('sending %d messages (%d bytes)', count, body.length);
     try {
       const status = await withRetry(
-        async (attempt) => {
-          attempts = attempt;
-          if (attempt > 1) body = withSentAt(body, new Date());
-          const sent = this.#options.gzip ? await gzip(body) : body;
-          // Payloads and clock reads only for listeners: the common case pays one lookup.
-          const observed = this.#events.has('response');
-          if (this.#events.has('request')) this.#events.emit('request', { attempt, count, bytes: sent.length, url });
-          const started = observed ? performance.now() : 0;
-          try {
-            const status = await post({
-              url,
-              body: sent,
-              headers: this.#headers,
-              timeout: this.#options.timeout,
-              signal,
-              connection: this.#connection,
-            });
-            if (observed) this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started });
-            return status;
-          } catch (error) {
-            if (observed) {
-              const failure = asDeliveryError(error);
-              const status = failure instanceof HttpError ? failure.status : undefined;
-              this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started, error: failure });
+        async () => {
+          for (;;) {
+            const paused = this.#rateLimit.active;
+            if (paused) await this.#rateLimit.wait(signal);
+            attempts += 1;
+            // A body built before a wait would tell the service a stale `sentAt`, and skew the
+            // timestamps it corrects with it.
+            if (attempts > 1 || paused) body = withSentAt(body, new Date());
+            try {
+              const status = await this.#attempt(body, count, attempts);
+              this.#rateLimit.resume();
+              return status;
+            } catch (error) {
+              const pause = this.#rateLimit.pause(error);
+              if (pause === undefined) throw error;
+              this.#log.warn('rate limited (status %d): every batch waits %d ms', pause.status, pause.delay);
+              this.#events.emit('rate-limit', { count, ...pause, until: new Date(pause.until), error: error as HttpError });
             }
-            throw error;
           }
         },
         this.#policy,
         {
           signal,
-          onRetry: ({ attempt, error, delay }) => {
-            this.#log.warn('attempt %d of %d messages failed (%s); retrying in %d ms', attempt, count, error.message, delay);
-            this.#events.emit('retry', { count, attempt, delay, error });
+          onRetry: ({ error, delay }) => {
+            this.#log.warn('attempt %d of %d messages failed (%s); retrying in %d ms', attempts, count, error.message, delay);
+            this.#events.emit('retry', { count, attempt: attempts, delay, error });
           },
         },
       );
@@ -110,6 +108,35 @@ export class BatchSender {
       const error = asDeliveryError(cause);
       this.#log.error('gave up on %d messages after %d attempt(s): %s', count, attempts, error.message);
       return { body, attempts, error };
+    }
+  }
+
+  /** One HTTP attempt, told to `request` and `response` listeners. */
+  async #attempt(body: Uint8Array, count: number, attempt: number): Promise<number> {
+    const { url } = this.#options;
+    const sent = this.#options.gzip ? await gzip(body) : body;
+    // Payloads and clock reads only for listeners: the common case pays one lookup.
+    const observed = this.#events.has('response');
+    if (this.#events.has('request')) this.#events.emit('request', { attempt, count, bytes: sent.length, url });
+    const started = observed ? performance.now() : 0;
+    try {
+      const status = await post({
+        url,
+        body: sent,
+        headers: this.#headers,
+        timeout: this.#options.timeout,
+        signal: this.#abort.signal,
+        connection: this.#connection,
+      });
+      if (observed) this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started });
+      return status;
+    } catch (error) {
+      if (observed) {
+        const failure = asDeliveryError(error);
+        const status = failure instanceof HttpError ? failure.status : undefined;
+        this.#events.emit('response', { attempt, count, status, durationMs: performance.now() - started, error: failure });
+      }
+      throw error;
     }
   }
 

@@ -140,6 +140,25 @@ export class CloseTimeoutError extends DeliveryError {
   }
 }
 
+/**
+ * The service kept asking the client to wait (a 429 or 503 with `Retry-After`) for longer than
+ * `maxRateLimitDuration`, counted from its first such answer since the last success.
+ */
+export class RateLimitError extends DeliveryError {
+  /** The status of the service's last answer: 429 or 503. */
+  readonly status: number;
+  /** The `maxRateLimitDuration` exceeded, in ms. */
+  readonly maxRateLimitDuration: number;
+
+  constructor(status: number, maxRateLimitDuration: number) {
+    super(`Rate limited (status ${status}) for longer than maxRateLimitDuration (${maxRateLimitDuration} ms)`, {
+      code: 'ERR_RATE_LIMITED',
+    });
+    this.status = status;
+    this.maxRateLimitDuration = maxRateLimitDuration;
+  }
+}
+
 /** A call was refused because `maxQueueSize` messages were already held. */
 export class QueueFullError extends AnalyticsError {
   constructor(maxQueueSize: number) {

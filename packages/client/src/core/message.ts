@@ -33,10 +33,12 @@ export type BaseParams = CommonParams & Identity;
 export type IdentifyParams = BaseParams & {
   traits?: JsonObject;
 };
-export type TrackParams = BaseParams & {
+// The required field comes first in the intersection: TypeScript then names it, not `anonymousId`,
+// when a call leaves it out.
+export type TrackParams = {
   event: string;
   properties?: JsonObject;
-};
+} & BaseParams;
 export type PageParams = BaseParams & {
   name?: string;
   category?: string;
@@ -48,10 +50,10 @@ export type ScreenParams = BaseParams & {
   category?: string;
   properties?: JsonObject;
 };
-export type GroupParams = BaseParams & {
+export type GroupParams = {
   groupId: string;
   traits?: JsonObject;
-};
+} & BaseParams;
 export interface AliasParams extends CommonParams {
   userId: string;
   previousId: string;

@@ -74,6 +74,8 @@ export class ProgressReporter {
   #timer: NodeJS.Timeout | undefined;
   /** Whether the terminal's current line holds the status line. */
   #drawn = false;
+  /** While the client waits (a rate limit, a retry): when the wait ends, on the reporter's clock, and why. */
+  #wait: { until: number; reason: string } | undefined;
 
   constructor(options: ProgressOptions) {
     this.#options = options;
@@ -95,6 +97,16 @@ export class ProgressReporter {
     if (this.#drawn) this.#draw();
   }
 
+  /**
+   * Shows that sending waits for `delay` ms (the service's rate limit, a retry's backoff): the status
+   * line says so, with the time left, instead of an ETA that would only grow meanwhile.
+   */
+  waiting(delay: number, reason: string): void {
+    const until = this.#now() + delay;
+    // Batches wait side by side: the line tells of the longest wait.
+    if (this.#wait === undefined || until >= this.#wait.until) this.#wait = { until, reason };
+  }
+
   /** Stops reporting and clears the status line, leaving the terminal for the summary. */
   stop(): void {
     clearInterval(this.#timer);
@@ -112,7 +124,8 @@ export class ProgressReporter {
 
   #line(tty: boolean): string {
     const { counts, totalBytes, sentLabel = 'sent' } = this.#options;
-    const { rate, fraction, eta } = estimate(counts, this.#now() - this.#start, totalBytes);
+    const now = this.#now();
+    const { rate, fraction, eta } = estimate(counts, now - this.#start, totalBytes);
     const parts = [
       `${formatCount(counts.read)} read`,
       `${formatCount(counts.sent)} ${sentLabel}`,
@@ -121,7 +134,12 @@ export class ProgressReporter {
       `${formatCount(rate)} lines/s`,
     ];
     const percent = fraction === undefined ? '' : `${Math.floor(fraction * 100)}%`;
-    const left = eta === undefined ? '' : `ETA ${formatDuration(eta)}`;
+    const wait = this.#wait !== undefined && this.#wait.until > now ? this.#wait : undefined;
+    const left = wait
+      ? `waiting ${formatDuration(wait.until - now)} (${wait.reason})`
+      : eta === undefined
+        ? ''
+        : `ETA ${formatDuration(eta)}`;
     if (!tty) return `progress: ${[...parts, percent, left].filter(Boolean).join(', ')}`;
     const bar = fraction === undefined ? '' : `[${'█'.repeat(Math.round(fraction * BAR_WIDTH)).padEnd(BAR_WIDTH, '░')}] ${percent.padStart(4)} `;
     return `${bar}${parts.join(' · ')}${left ? ` · ${left}` : ''}`;

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deriveMessageId } from '../../src/import/message-id.js';
 import { runCli, startCli } from '../../../../test/helpers/cli.js';
 import { countIds, type Sink, startSink } from '../../../../test/helpers/sink.js';
+import { startLoopback } from '../../../../test/helpers/loopback.js';
 
 // These tests run the built executable (dist/cli.js) as a user would, against a loopback endpoint.
 
@@ -212,5 +213,55 @@ describe('batched-analytics import (built executable)', () => {
     expect(countIds(sink.messages).size).toBe(200_000);
     // Measured plateaus: ~117 MiB on Node 20, ~234 MiB on Node 24 (the same at 600,000 lines).
     expect(peakRss(many.stdout)).toBeLessThan(288);
+  });
+  it('--max-retries and --timeout bound the time spent on an endpoint that does not answer', async () => {
+    sink = await startSink();
+    sink.hold();
+    const input = await writeTracks('stalled.ndjson', 3);
+    const started = Date.now();
+    const { code, stdout, stderr } = await runCli(['import', input, '--write-key', 'K', '--endpoint', sink.url, '--max-retries', '1', '--timeout', '300']);
+
+    expect(code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(sink.requests()).toBe(2);
+    expect(stderr).toMatch(/^attempt 1 to send 3 messages failed \(Request timed out after 300 ms\); retrying in [\d.]+s$/m);
+    expect(stderr).toMatch(/^3 messages failed to deliver: Request timed out after 300 ms$/m);
+    expect(row(stdout, 'failed')).toBe(3);
+    sink.release();
+  });
+
+  it.each([
+    ['--max-retries', 'x', 'Expected --max-retries to be an integer >= 0, got "x"'],
+    ['--timeout', '0', 'Expected --timeout to be an integer >= 1, got "0"'],
+  ])('%s %s is a usage error', async (flag, value, message) => {
+    const { code, stderr } = await runCli(['import', EXAMPLE, '--dry-run', flag, value]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+
+  it('shows a rate limit as waiting, with the time left, not as a stalled rate', async () => {
+    let until = 0;
+    const limited = await startLoopback((_, res) => {
+      until ||= Date.now() + 2_000;
+      if (Date.now() < until) {
+        res.writeHead(429, { 'retry-after': '2' });
+        res.end();
+        return;
+      }
+      res.end('{"success":true}');
+    });
+    try {
+      const input = await writeTracks('limited.ndjson', 3);
+      const cli = startCli(['import', input, '--write-key', 'K', '--endpoint', limited.url, '--max-retries', '0', '--progress-interval', '100']);
+      await cli.stderrMatches(/^progress: .*waiting/m);
+
+      expect(await cli.exit).toBe(0);
+      expect(cli.stderr()).toMatch(/^rate limited \(status 429\): waiting [\d.]+s before sending again$/m);
+      expect(cli.stderr()).toMatch(/^progress: 3 read, 0 sent, 0 failed, 0 rejected, 0 lines\/s, 0%, waiting [\d.]+s \(rate limited\)$/m);
+      expect(cli.stderr()).not.toMatch(/waiting.*ETA|ETA.*waiting/);
+      expect(lastSent(cli.stdout())).toBe(3);
+    } finally {
+      await limited.close();
+    }
   });
 });

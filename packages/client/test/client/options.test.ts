@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Analytics, ConfigError, DEFAULTS } from '../../src/index.js';
 import { resolveOptions } from '../../src/client/options.js';
+import { startLoopback } from '../../../../test/helpers/loopback.js';
 
 describe('resolveOptions', () => {
   it('applies the documented defaults', () => {
@@ -43,5 +44,53 @@ describe('resolveOptions', () => {
 
   it('requires a write key', () => {
     expect(() => new Analytics('')).toThrow(new ConfigError('writeKey', 'Expected `writeKey` to be a non-empty string, got `""` (string)'));
+  });
+});
+
+describe('option mistakes a JavaScript caller can make', () => {
+  it('refuses an unknown option, naming it and the closest known one', () => {
+    let error: unknown;
+    try {
+      new Analytics('wk', { flushAtt: 5 } as never);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ option: 'flushAtt', message: 'Unknown option `flushAtt`: did you mean `flushAt`?' });
+    expect(() => new Analytics('wk', { colour: 'blue' } as never)).toThrow(new ConfigError('colour', 'Unknown option `colour`'));
+  });
+
+  it('takes an endpoint that already ends in /v1/batch as the batch URL, not as a base', () => {
+    expect(resolveOptions('wk', { endpoint: 'http://127.0.0.1:8080/v1/batch' }).url).toBe('http://127.0.0.1:8080/v1/batch');
+    expect(resolveOptions('wk', { endpoint: 'https://proxy.example/segment/v1/batch/' }).url).toBe('https://proxy.example/segment/v1/batch');
+  });
+
+  it('refuses an endpoint ending in another route of the service', () => {
+    expect(() => new Analytics('wk', { endpoint: 'http://x/v1/track' })).toThrow(
+      new ConfigError('endpoint', 'Expected `endpoint` to be the base URL of the service (batches go to its /v1/batch), got `"http://x/v1/track"`: drop the route'),
+    );
+  });
+
+  it("accepts segment's form, new Analytics({ writeKey, ...options })", async () => {
+    const server = await startLoopback();
+    try {
+      const analytics = new Analytics({ writeKey: 'wk_segment', endpoint: server.url, flushAt: 1 });
+      analytics.track({ userId: 'u', event: 'Signed Up' });
+      expect(await analytics.close()).toEqual({ delivered: 1, failed: 0, dropped: 0 });
+      expect(server.requests.map((request) => [request.url, request.headers.authorization])).toEqual([
+        ['/v1/batch', `Basic ${Buffer.from('wk_segment:').toString('base64')}`],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("refuses segment's form without a writeKey, or with a second argument", () => {
+    expect(() => new Analytics({ flushAt: 1 } as never)).toThrow(
+      new ConfigError('writeKey', 'Expected `writeKey` to be a non-empty string, got `undefined`'),
+    );
+    expect(() => new Analytics({ writeKey: 'wk' } as never, { flushAt: 1 })).toThrow(
+      new ConfigError('options', 'Expected either new Analytics(writeKey, options) or new Analytics({ writeKey, ...options }), got both'),
+    );
   });
 });

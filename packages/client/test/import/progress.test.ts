@@ -57,6 +57,20 @@ describe('ProgressReporter', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('shows a wait in place of the ETA until it is over, the longest of overlapping ones', () => {
+    const out = stream(false);
+    const reporter = new ProgressReporter({ stream: out, counts: counts(), totalBytes: 400_000, interval: 1_000, now: Date.now });
+    reporter.start();
+    reporter.waiting(90_000, 'rate limited');
+    reporter.waiting(500, 'retrying');
+    vi.advanceTimersByTime(1_000);
+    expect(out.writes).toEqual(['progress: 100 read, 80 sent, 5 failed, 10 rejected, 100 lines/s, 0%, waiting 1m29s (rate limited)\n']);
+
+    vi.advanceTimersByTime(89_000);
+    expect(out.writes.at(-1)).toMatch(/, 0%, ETA [\dhms]+\n$/);
+    reporter.stop();
+  });
+
   it('says "valid" in a dry run and leaves out percent and ETA without a size', () => {
     const out = stream(false);
     const reporter = new ProgressReporter({ stream: out, counts: counts(), interval: 500, sentLabel: 'valid', now: Date.now });
