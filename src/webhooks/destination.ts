@@ -158,7 +158,7 @@ interface Attempt {
  * back gets through within about this long. One request per URL this often costs a receiver that
  * is down nothing; and only a delivery waiting for the URL makes one.
  */
-export const PROBE_EVERY_MOST = 5_000;
+const PROBE_EVERY_MOST = 5_000;
 
 /**
  * Forwards messages to 1–5 receivers as signed webhook POSTs.

@@ -24,8 +24,9 @@ export interface SlotWaiter {
 }
 
 /**
- * Deliveries whose requests failed while the breaker was open that are kept from carrying its
- * probes; beyond that the oldest may carry one again. Memory for a URL down for days stays bounded.
+ * How many of the deliveries whose requests failed while the breaker was open it keeps from
+ * carrying its probes; beyond that the oldest may carry one again, so that a URL down for days
+ * costs bounded memory.
  */
 const FAILED_KEPT = 1_000;
 
