@@ -67,8 +67,8 @@ writeFileSync(
   }),
 );
 const server = args.store === undefined ? undefined : await openServer(args.store);
-const store = server === undefined ? [] : ['--store', (await freshDatabase(server.url)).url];
-const child = spawn(process.execPath, [args.cli, 'serve', '--config', config, '--port', '0', '--data-dir', path.join(dir, 'data'), ...store], {
+const store = server === undefined ? ['--data-dir', path.join(dir, 'data')] : ['--store', (await freshDatabase(server.url)).url];
+const child = spawn(process.execPath, [args.cli, 'serve', '--config', config, '--port', '0', ...store], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const timeout = setTimeout(() => {
@@ -78,7 +78,10 @@ const timeout = setTimeout(() => {
   if (server === undefined) process.exit(1);
 }, Number(args['run-timeout']) * 1000);
 try {
-  const url = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  const url = await new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code} before printing its URL`)));
+    createInterface({ input: child.stdout }).once('line', resolve);
+  });
   const auth = `Basic ${Buffer.from('wk:').toString('base64')}`;
   let next = 0;
   const send = async () => {
@@ -105,8 +108,10 @@ try {
   );
 } finally {
   clearTimeout(timeout);
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
+  if (child.exitCode === null) {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
   receiver.close();
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
