@@ -87,12 +87,20 @@ export interface WebhookFailedEvent {
   error: Error;
 }
 
+/** Payload of `recovered`: a URL that was backing off answered again, and takes requests from now on. */
+export interface WebhookRecoveredEvent {
+  /** Position of the receiver in `settings.webhooks`. */
+  index: number;
+  url: string;
+}
+
 /** Events of {@link WebhookDestination}. */
 export interface WebhookEvents {
   attempt: WebhookAttemptEvent;
   retry: WebhookRetryEvent;
   delivered: WebhookDeliveredEvent;
   failed: WebhookFailedEvent;
+  recovered: WebhookRecoveredEvent;
 }
 
 /** What `deliver()` and `deliverPrepared()` accept besides the message. */
@@ -145,6 +153,14 @@ interface Attempt {
 }
 
 /**
+ * The longest a URL that backs off goes without a probe, in ms, unless `minRetryDelay` is longer
+ * (then that) or `maxRetryDelay` shorter (then that): a delivery waiting for a URL that has come
+ * back gets through within about this long. One request per URL this often costs a receiver that
+ * is down nothing; and only a delivery waiting for the URL makes one.
+ */
+const PROBE_EVERY_MOST = 5_000;
+
+/**
  * Forwards messages to 1–5 receivers as signed webhook POSTs.
  *
  * One attempt POSTs the same serialised bytes to every receiver that can take it now; the message
@@ -156,8 +172,10 @@ interface Attempt {
  *
  * Each URL is isolated from the others: at most `maxRequestsPerUrl` requests are in progress to
  * it (a delivery that finds it full goes to the other URLs, or waits for the first free one), and
- * after `breakerThreshold` consecutive failures it backs off on its own (no request for
- * `minRetryDelay`, doubling up to `maxRetryDelay`, then one probe request).
+ * once the requests of `breakerThreshold` different deliveries failed in a row it backs off on its
+ * own (no request for `minRetryDelay`, doubling up to 5 s, then one probe request, which a
+ * delivery that failed there itself is not given while another waits); when it answers again,
+ * `recovered` says so.
  *
  * @example
  * const destination = new WebhookDestination({ webhooks: [{ url: 'https://example.com/hook' }], sharedSecret: 's3cret' });
@@ -195,7 +213,7 @@ export class WebhookDestination {
       maxInProgress: config.maxRequestsPerUrl,
       breakerThreshold: config.breakerThreshold,
       minCooldown: config.minRetryDelay,
-      maxCooldown: config.maxRetryDelay,
+      maxCooldown: Math.min(config.maxRetryDelay, Math.max(config.minRetryDelay, PROBE_EVERY_MOST)),
     };
     this.#lanes = config.webhooks.map((_, index) => new UrlLane(index, limits));
     this.#shown = config.webhooks.map(({ url }) => displayUrl(url));
@@ -250,7 +268,7 @@ export class WebhookDestination {
 
   /**
    * Listens to `attempt` (one receiver's outcome in one attempt), `retry` (another attempt will
-   * follow), `delivered` or `failed`.
+   * follow), `delivered`, `failed`, or `recovered` (a URL that backed off answered again).
    * @returns a function that removes the listener.
    */
   on<K extends keyof WebhookEvents>(type: K, listener: (payload: WebhookEvents[K]) => void): () => void {
@@ -306,7 +324,7 @@ export class WebhookDestination {
     }
     const failed = new Map(result.map((failure) => [failure.index, failure]));
     const left = targets.filter((index) => failed.get(index)?.error.retryable ?? true);
-    const error = new WebhookError([...failed.values()].sort((a, b) => a.index - b.index), backoffOf(this.#lanes, left));
+    const error = new WebhookError([...failed.values()].sort((a, b) => a.index - b.index), this.#probeWait(id, result, left));
     const remaining = receivedAt + this.#config.retryWindow - Date.now();
     if (!error.retryable || remaining <= 0) return { outcome: 'failed', error: this.#fail(id, messageId, attempt, error).error! };
     const retryIn = Math.max(0, Math.min(retryDelay(error, attempt, this.#policy), remaining));
@@ -330,7 +348,7 @@ export class WebhookDestination {
       if (!Array.isArray(result)) return result;
       for (const failure of result) latest.set(failure.index, failure);
       targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
-      throw new WebhookError([...latest.values()].sort((a, b) => a.index - b.index), backoffOf(this.#lanes, targets));
+      throw new WebhookError([...latest.values()].sort((a, b) => a.index - b.index), this.#probeWait(id, result, targets));
     };
     log('webhooks: %s %s (%d bytes) to %d URL(s)', type, id, payload.length, targets.length);
     try {
@@ -391,7 +409,7 @@ export class WebhookDestination {
     this.#abort.signal.throwIfAborted();
     const lanes = targets.map((index) => this.#lanes[index]!);
     let now = Date.now();
-    let started = lanes.filter((lane) => lane.tryAcquire(now));
+    let started = lanes.filter((lane) => lane.tryAcquire(now, context.id));
     while (started.length === 0) {
       // Only a closed breaker promises a slot soon; the others wait out their cooldown or probe.
       const closed = lanes.filter((lane) => lane.closed);
@@ -401,7 +419,7 @@ export class WebhookDestination {
       const first = await this.#waitForSlot(closed);
       this.#abort.signal.throwIfAborted();
       now = Date.now();
-      started = [...(first ? [first] : []), ...lanes.filter((lane) => lane !== first && lane.tryAcquire(now))];
+      started = [...(first ? [first] : []), ...lanes.filter((lane) => lane !== first && lane.tryAcquire(now, context.id))];
     }
     const { signal } = this.#abort;
     signal.throwIfAborted();
@@ -466,9 +484,9 @@ export class WebhookDestination {
       outcome = { index, url, error: error as Error };
     }
     const error = 'error' in outcome ? outcome.error : undefined;
-    lane.release(healthOf(error), Date.now(), error as DeliveryError);
-    const duration = Math.round(performance.now() - started);
     const { id, messageId, type, attempt } = context;
+    const recovered = lane.release(healthOf(error), Date.now(), id, error as DeliveryError);
+    const duration = Math.round(performance.now() - started);
     const event: WebhookAttemptEvent = { id, messageId, type, attempt, index, url, ok: error === undefined, duration };
     if (error !== undefined) {
       event.error = error;
@@ -479,7 +497,24 @@ export class WebhookDestination {
       log('webhooks: %s attempt %d: %s answered %d in %d ms', id, attempt, this.#shown[index], event.status, duration);
     }
     this.#events.emit('attempt', event);
+    if (recovered) {
+      log('webhooks: %s answers again', this.#shown[index]);
+      this.#events.emit('recovered', { index, url });
+    }
     return outcome;
+  }
+
+  /**
+   * When the next attempt of a delivery this attempt sent nothing for (every target's breaker
+   * refused it) goes out, in ms: when the first probe it is to carry is due. Undefined when it
+   * carries none, or a request was sent: then it backs off on its own schedule.
+   */
+  #probeWait(id: string, failures: readonly WebhookFailure[], targets: readonly number[]): number | undefined {
+    const refused = failures.filter(({ error }) => error instanceof BackingOffError).map(({ index }) => index);
+    if (targets.length === 0 || !targets.every((index) => refused.includes(index))) return undefined;
+    const now = Date.now();
+    const waits = targets.flatMap((index) => this.#lanes[index]!.nextTry(now, id) ?? []);
+    return waits.length > 0 ? Math.min(...waits) : undefined;
   }
 
   #fail(id: string, messageId: string, attempts: number, cause: unknown): WebhookDeliveryResult {
@@ -502,13 +537,6 @@ function healthOf(error: Error | undefined): RequestOutcome {
 /** Why a lane gets no request now: its breaker is open. */
 function backingOff(lane: UrlLane, now: number): DeliveryError {
   return new BackingOffError(lane.reopensIn(now), lane.lastFailure);
-}
-
-/** When every target backs off, the next attempt waits until the first of them admits a probe. */
-function backoffOf(lanes: readonly UrlLane[], targets: readonly number[]): number | undefined {
-  const now = Date.now();
-  const waits = targets.map((index) => lanes[index]!.reopensIn(now));
-  return waits.length > 0 && waits.every((wait) => wait > 0) ? Math.min(...waits) : undefined;
 }
 
 /** The most URLs that share one origin. */

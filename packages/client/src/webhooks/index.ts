@@ -23,6 +23,7 @@ export type {
   WebhookDeliveryResult,
   WebhookEvents,
   WebhookFailedEvent,
+  WebhookRecoveredEvent,
   WebhookRetryEvent,
 } from './destination.js';
 export { BackingOffError, WebhookError } from './error.js';

@@ -8,7 +8,7 @@ export type RequestOutcome = 'ok' | 'failed' | 'neutral';
 export interface LaneLimits {
   /** Requests in progress to the URL at once. */
   maxInProgress: number;
-  /** Consecutive failures (timeouts, network errors, 5xx, 408, 429) that open the breaker. */
+  /** Deliveries whose requests failed (timeouts, network errors, 5xx, 408, 429) in a row that open the breaker. */
   breakerThreshold: number;
   /** The first time the breaker stays open; it doubles each time a probe fails. */
   minCooldown: number;
@@ -24,24 +24,44 @@ export interface SlotWaiter {
 }
 
 /**
+ * How many of the deliveries whose requests failed while the breaker was open it keeps from
+ * carrying its probes; beyond that the oldest may carry one again, so that a URL down for days
+ * costs bounded memory.
+ */
+const FAILED_KEPT = 1_000;
+
+/**
  * One URL's share of a destination: how many requests are in progress to it (at most
  * `maxInProgress`; deliveries that find it full go to the destination's other URLs or wait), and
- * a circuit breaker. After `breakerThreshold` consecutive failures the breaker opens: the URL gets
- * no request for a cooldown (`minCooldown`, doubling up to `maxCooldown`), then one probe; any
- * answer (a 4xx too: the URL is up) closes it, a failure reopens it for twice as long, and a
- * request that says nothing about the URL (closed, certificate) lets the next one probe.
+ * a circuit breaker. Once the requests of `breakerThreshold` different deliveries failed in a row
+ * the breaker opens (one message retried many times does not open it alone): the URL gets no
+ * request for a cooldown (`minCooldown`, doubling up to `maxCooldown`), then one probe; any
+ * answer (a 4xx too: the URL is up), to the probe or to a request still in progress, closes it, a
+ * failed probe reopens it for twice as long, and a request that says nothing about the URL
+ * (closed, certificate) lets the next one probe.
+ *
+ * The probe is fair: the first delivery the open breaker refuses is told to come back when the
+ * probe is due (`nextTry`), the others back off on their own schedule, and a delivery whose own
+ * request failed since the breaker opened is never the one told, so a message the receiver can
+ * never take does not keep the URL closed to the messages it would take.
  * Nothing here runs a timer: the state is read against the clock when a delivery asks.
  */
 export class UrlLane {
   readonly index: number;
   readonly #limits: LaneLimits;
   #inProgress = 0;
-  #failures = 0;
+  /** Deliveries whose latest requests failed since the last success, while the breaker is closed. */
+  readonly #failing = new Set<string>();
   /** When the open breaker lets a probe through; 0 while closed. */
   #openUntil = 0;
   /** Times the breaker opened since it was last closed: sets the cooldown. */
   #opened = 0;
-  #probing = false;
+  /** The delivery whose probe is in progress. */
+  #prober: string | undefined;
+  /** The delivery told to come back for the next probe. */
+  #carrier: string | undefined;
+  /** Deliveries whose requests failed since the breaker opened, oldest first. */
+  readonly #failed = new Set<string>();
   /** The failure that opened (or kept open) the breaker. */
   #lastFailure: DeliveryError | undefined;
   /** A FIFO, not an array: a backlog of thousands of deliveries waits here, and `Array#shift` is O(n). */
@@ -55,7 +75,7 @@ export class UrlLane {
   /** Whether the breaker lets requests through now (closed, or ready for its probe). */
   admits(now: number): boolean {
     if (this.#openUntil === 0) return true;
-    return now >= this.#openUntil && !this.#probing;
+    return now >= this.#openUntil && this.#prober === undefined;
   }
 
   /** Whether the breaker is closed: a full lane will free a slot for whoever waits. */
@@ -73,12 +93,23 @@ export class UrlLane {
     return this.#openUntil === 0 ? undefined : this.#lastFailure;
   }
 
-  /** Takes a slot if the breaker admits a request and one is free. */
-  tryAcquire(now: number): boolean {
+  /** Takes a slot for delivery `id` if the breaker admits a request and one is free. */
+  tryAcquire(now: number, id: string): boolean {
     if (!this.admits(now) || this.#inProgress >= this.#limits.maxInProgress) return false;
-    if (this.#openUntil !== 0) this.#probing = true;
+    if (this.#openUntil !== 0) this.#prober = id;
     this.#inProgress += 1;
     return true;
+  }
+
+  /**
+   * When delivery `id`, just refused by the open breaker, should come back, in ms: when the probe
+   * is due, if it is the first refused since the breaker (re)opened and none of its requests failed
+   * since; else undefined, and it backs off on its own schedule.
+   */
+  nextTry(now: number, id: string): number | undefined {
+    if (this.#openUntil <= now || (this.#carrier !== undefined && this.#carrier !== id) || this.#failed.has(id)) return undefined;
+    this.#carrier = id;
+    return this.#openUntil - now;
   }
 
   /** Queues a waiter for the next slot this lane frees while its breaker is closed. */
@@ -86,28 +117,55 @@ export class UrlLane {
     this.#waiters.push(waiter);
   }
 
-  /** Gives a slot back, with what the request said about the URL's health. */
-  release(outcome: RequestOutcome, now: number, error?: DeliveryError): void {
+  /**
+   * Gives the slot of delivery `id` back, with what its request said about the URL's health.
+   * @returns whether this closed the open breaker: the URL answers again.
+   */
+  release(outcome: RequestOutcome, now: number, id: string, error?: DeliveryError): boolean {
     this.#inProgress -= 1;
-    if (outcome === 'ok') {
-      this.#failures = 0;
-      this.#openUntil = 0;
-      this.#opened = 0;
-    } else if (outcome === 'failed') {
-      this.#failures += 1;
+    const probe = this.#prober === id;
+    if (probe) this.#prober = undefined;
+    const wasOpen = this.#openUntil !== 0;
+    if (outcome === 'ok') this.#close();
+    else if (outcome === 'failed') {
       this.#lastFailure = error;
-      if (this.#probing || (this.#openUntil === 0 && this.#failures >= this.#limits.breakerThreshold)) this.#open(now);
+      if (wasOpen) {
+        this.#remember(id);
+        if (probe) this.#open(now);
+      } else {
+        this.#failing.add(id);
+        if (this.#failing.size >= this.#limits.breakerThreshold) this.#open(now);
+      }
     }
-    this.#probing = false;
     this.#handOver();
+    return wasOpen && this.#openUntil === 0;
+  }
+
+  #close(): void {
+    this.#failing.clear();
+    this.#failed.clear();
+    this.#openUntil = 0;
+    this.#opened = 0;
+    this.#prober = undefined;
+    this.#carrier = undefined;
   }
 
   #open(now: number): void {
+    for (const id of this.#failing) this.#remember(id);
+    this.#failing.clear();
+    this.#carrier = undefined;
     this.#opened += 1;
     const { minCooldown, maxCooldown } = this.#limits;
     this.#openUntil = now + Math.min(maxCooldown, minCooldown * 2 ** (this.#opened - 1));
     // Whoever waits for this URL alone would wait for the whole cooldown: let them look again.
     this.wakeAll();
+  }
+
+  /** Keeps `id` from carrying a probe while the breaker stays open. */
+  #remember(id: string): void {
+    this.#failed.delete(id);
+    this.#failed.add(id);
+    if (this.#failed.size > FAILED_KEPT) this.#failed.delete(this.#failed.values().next().value!);
   }
 
   /** Wakes every waiter to look again (the breaker opened, or the destination is closing). */

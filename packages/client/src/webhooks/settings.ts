@@ -52,9 +52,11 @@ export interface WebhookDestinationOptions {
    */
   maxRequestsPerUrl?: number;
   /**
-   * Consecutive failures (timeouts, network errors, 5xx, 408, 429) after which a URL backs off on
-   * its own: it gets no request for `minRetryDelay`, then one probe; each failed probe doubles the
-   * wait, up to `maxRetryDelay`; any answer other than a failure ends the backoff.
+   * Failures (timeouts, network errors, 5xx, 408, 429) of this many different messages in a row
+   * after which a URL backs off on its own: it gets no request for `minRetryDelay`, then one probe;
+   * each failed probe doubles the wait, up to 5 s (or `minRetryDelay` when longer, `maxRetryDelay`
+   * when shorter); any answer other than a failure ends the backoff. One message retried many
+   * times counts once.
    * @default 5
    */
   breakerThreshold?: number;

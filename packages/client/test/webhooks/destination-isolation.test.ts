@@ -29,6 +29,7 @@ const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 async function receiver(reply?: Reply): Promise<Receiver> {
@@ -42,6 +43,8 @@ function destination(settings: WebhookSettings, options: WebhookDestinationOptio
   cleanup.push(() => created.close());
   return created;
 }
+
+const messageIdOf = (raw: string) => (JSON.parse(raw) as { messageId: string }).messageId;
 
 /** Never answers: a receiver that stalls until the destination's timeout. */
 const stall: Reply = () => undefined;
@@ -154,6 +157,31 @@ describe('WebhookDestination backoff of a failing URL (mocked, fake timers)', ()
     await vi.advanceTimersByTimeAsync(1_000);
     for (let n = 0; n < 5; n++) await dest.deliver(message(n));
     expect(failing).toHaveLength(8);
+  });
+
+  it('probes with a delivery the breaker refused, not with the one that keeps failing: a message the URL never takes does not keep it closed', async () => {
+    vi.useFakeTimers();
+    // Backoffs without jitter: 500 ms, then 1 s.
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const mocked = mockWebhook(FAILING, (n) => new HttpResponse(null, { status: messageIdOf(mocked[n]!.raw) === 'msg-0' ? 503 : 200 }));
+    const requests = () => mocked.map(({ raw }) => messageIdOf(raw));
+    const dest = destination({ webhooks: [{ url: FAILING }] }, { ...options, breakerThreshold: 1, minRetryDelay: 1_000, maxRetryDelay: 1_000 });
+    const recovered = record(dest, 'recovered');
+
+    const poison = dest.deliver(message(0));
+    await vi.advanceTimersByTimeAsync(0);
+    const healthy = [1, 2, 3].map((n) => dest.deliver(message(n)));
+    await vi.advanceTimersByTimeAsync(2_000);
+
+    // msg-1, refused first, came back for the probe at 1 s; msg-0 backs off on its own.
+    expect(requests().slice(0, 2)).toEqual(['msg-0', 'msg-1']);
+    expect(recovered[0]).toEqual({ index: 0, url: FAILING });
+    // msg-0's next failure may open the breaker again, for the others' next probe.
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await Promise.all(healthy)).toMatchObject([{ delivered: true }, { delivered: true }, { delivered: true }]);
+    await dest.close();
+    expect(await poison).toMatchObject({ delivered: false });
+    expect(requests().filter((id) => id === 'msg-0').length).toBeGreaterThan(1);
   });
 
   it('when every URL backs off, waits until the first may be probed, reporting BackingOffError', async () => {

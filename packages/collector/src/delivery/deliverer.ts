@@ -28,7 +28,9 @@ const CLAIM_BATCH = 500;
  *
  * Each source has one `WebhookDestination`, made on its first delivery: the destination bounds
  * the requests in progress per URL and backs off a failing URL on its own, so neither a slow URL
- * nor a busy source holds back the others.
+ * nor a busy source holds back the others. When a URL that backed off answers again, the retries
+ * waiting for it are made due at once (`Store.hasten`): after an outage the backlog drains at the
+ * rate the URL takes, not as each delivery's backoff (up to `maxRetryDelay`) runs out.
  */
 export class Deliverer {
   readonly #sources: ReadonlyMap<string, SourceConfig>;
@@ -212,6 +214,29 @@ export class Deliverer {
     this.#wake = { at, timer };
   }
 
+  /**
+   * Makes the retries of `source` waiting for its webhook `index` due now, and claims them. An
+   * attempt the URL's breaker refused just before it answered may record its retry after that:
+   * once the attempts under way now have ended, it hastens again.
+   */
+  #hasten(source: string, index: number): void {
+    const underway = this.#running.settled();
+    const hasten = async () => {
+      if (this.#closed) return;
+      try {
+        const hastened = await this.#store.hasten(source, index);
+        log('collector: %s: webhook %d answers again; %d retries waiting for it are due now', source, index, hastened);
+        if (hastened > 0) this.#backlogged();
+      } catch (error) {
+        // Those retries come at their own time, as they would have without this.
+        log('collector: could not hasten the retries of %s: %O', source, error);
+      }
+    };
+    void hasten()
+      .then(() => underway)
+      .then(hasten);
+  }
+
   /** Extends the leases of the claims held; an attempt whose claim was lost goes on, and its outcome is refused. */
   async #renew(): Promise<void> {
     if (this.#held.size === 0 || this.#closed) return;
@@ -229,6 +254,7 @@ export class Deliverer {
     if (destination === undefined && settings !== undefined) {
       destination = new WebhookDestination(settings, this.#options);
       this.#watch(destination);
+      destination.on('recovered', ({ index }) => this.#hasten(name, index));
       this.#destinations.set(name, destination);
     }
     return destination;

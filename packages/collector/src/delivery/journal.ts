@@ -276,6 +276,23 @@ export class JournalStore implements Store {
     return true;
   }
 
+  /**
+   * Not journaled: after a restart the deliveries wait out their backoffs again, until the URL's
+   * next successful probe hastens them once more.
+   */
+  async hasten(source: string, target: number): Promise<number> {
+    this.#usable();
+    const now = Date.now();
+    let hastened = 0;
+    for (const entry of this.#pending.values()) {
+      if (entry.claim !== undefined || entry.due <= now || entry.source !== source) continue;
+      if (entry.targets !== undefined && !entry.targets.includes(target)) continue;
+      this.#schedule(entry, now);
+      hastened += 1;
+    }
+    return hastened;
+  }
+
   async release(held: readonly Claimed[]): Promise<void> {
     const now = Date.now();
     for (const claimed of held) {

@@ -103,6 +103,13 @@ export interface Store {
    * causes a repeat. @returns false when the claim had been lost (nothing changed).
    */
   settle(held: Claimed, outcome: Outcome): Promise<boolean>;
+  /**
+   * Makes the unclaimed deliveries of `source` waiting for a retry that includes webhook index
+   * `target` (targets absent = all) due now: the URL answers again, so they need not wait out
+   * their backoffs. Other processes sharing the store are told there is work.
+   * @returns how many.
+   */
+  hasten(source: string, target: number): Promise<number>;
   /** Gives claims back unattempted, due at once, for another process or the next start. */
   release(held: readonly Claimed[]): Promise<void>;
   /** Calls `listener` when another process may have left work due; @returns a function that stops it. */

@@ -157,6 +157,20 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect((await b.claim(10, 60_000)).map((held) => held.delivery.id)).toEqual(['c2']);
   });
 
+  it('wakes the other processes when it hastens retries, not when there were none to hasten', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = [store(url), store(url)];
+    await Promise.all([a.open(), b.open()]);
+    let woken = 0;
+    b.onWork(() => (woken += 1));
+    const [held] = await a.accept([delivery('r')], { claim: 1, lease: 60_000 });
+    await a.retry(held!, 60_000, [0]);
+    expect(await a.hasten('web', 1)).toBe(0);
+    expect(await a.hasten('web', 0)).toBe(1);
+    await expect.poll(() => woken, { timeout: 2_000, interval: 10 }).toBe(1);
+    expect((await b.claim(10, 60_000)).map((claimed) => claimed.delivery.id)).toEqual(['r']);
+  });
+
   it('listens again after its listening connection is cut, and is woken by the others from then on', async () => {
     const url = await cluster().createDatabase();
     const [a, b] = [store(url), store(url)];

@@ -195,6 +195,44 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       expect(await due(first)).toEqual([]);
     });
 
+    it('hands out due deliveries in the order they came due, not the order accepted', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('a'), delivery('b'), delivery('c')]);
+      const [a, b, c] = await due(first);
+      await first.retry(a!, 300, [0]);
+      await first.retry(b!, 200, [0]);
+      await first.retry(c!, 100, [0]);
+      await sleep(350);
+      expect(ids(await due(first))).toEqual(['c', 'b', 'a']);
+    });
+
+    it('hastens the retries of one source waiting for a webhook: due at once, the rest left as they are', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('a'), delivery('b'), delivery('c'), delivery('held'), { ...delivery('app'), source: 'app' }]);
+      const [a, b, c, held, app] = await due(first);
+      await first.retry(a!, 60_000, [0, 1]);
+      await first.retry(b!, 60_000, [1]);
+      await first.retry(c!, 100, [0]);
+      await first.retry(app!, 60_000, [0]);
+      await first.accept([delivery('fresh')]);
+      await sleep(150);
+
+      // Only `a` waits for webhook 0 of source web: `b` waits for 1 alone, `c` and `fresh` are due
+      // already, `held` is claimed, `app` is another source's.
+      expect(await first.hasten('web', 0)).toBe(1);
+      expect((await due(first)).map((claimed) => [claimed.delivery.id, claimed.attempt, claimed.targets])).toEqual([
+        ['fresh', 1, undefined],
+        ['c', 2, [0]],
+        ['a', 2, [0, 1]],
+      ]);
+      expect(await first.hasten('web', 0)).toBe(0);
+      expect(await first.settle(held!, 'delivered')).toBe(true);
+      expect(await first.hasten('web', 1)).toBe(1);
+      expect(ids(await due(first))).toEqual(['b']);
+    });
+
     it('keeps a retry\'s time, attempts and targets across a reopen', async () => {
       const first = store();
       await first.open();

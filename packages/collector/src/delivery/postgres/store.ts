@@ -45,18 +45,19 @@ const INSERT_DELIVERIES = `
   )
   SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $4`;
 
-const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.seq';
+const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, due.n';
 
 /**
  * Claims the due rows, oldest due first (`batched_analytics_due`, see the schema), skipping rows
  * another transaction is claiming right now (`SKIP LOCKED`: concurrent claimers never wait for or
  * share a row). The lease's end becomes the row's `next_attempt_at`, so a claim that lapses makes
- * the row due again by itself.
+ * the row due again by itself; `due.n` keeps the order they came due in.
  */
 const CLAIM = `
   UPDATE deliveries AS d
   SET claim_id = $1, claimed_by = $2, attempts = d.attempts + 1, lease_until = now() + $3::integer ${MS}, next_attempt_at = now() + $3::integer ${MS}
-  WHERE d.id = ANY (ARRAY(SELECT batched_analytics_due($4)))
+  FROM unnest(ARRAY(SELECT batched_analytics_due($4))) WITH ORDINALITY AS due(id, n)
+  WHERE d.id = due.id
   ${RETURNING}`;
 
 /**
@@ -103,6 +104,15 @@ const RELEASE = `
     RETURNING 1
   )
   SELECT pg_notify('${WORK_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM released)`;
+
+/** Retries of a source waiting for webhook `$2` (or for all: NULL targets) become due now. */
+const HASTEN = `
+  WITH hastened AS (
+    UPDATE deliveries SET next_attempt_at = now()
+    WHERE status = 'pending' AND next_attempt_at > now() AND claim_id IS NULL AND source = $1 AND (targets IS NULL OR $2 = ANY (targets))
+    RETURNING 1
+  )
+  SELECT count(*)::integer AS hastened, pg_notify('${WORK_CHANNEL}', '') FROM hastened HAVING count(*) > 0`;
 
 const PENDING = `SELECT count(*)::integer AS pending FROM deliveries WHERE status = 'pending'`;
 
@@ -157,7 +167,8 @@ interface DeliveryRow {
   received_at: string;
   attempts: number;
   targets: number[] | null;
-  seq: string;
+  /** Its place in the order the claimed rows came due (a bigint, as a string). */
+  n: string;
 }
 
 /** A claim call, as the statements that carry it in groups take it. */
@@ -281,7 +292,7 @@ export class PostgresStore implements Store {
     return this.#run(async (pool) => {
       const claim = crypto.randomUUID();
       const { rows } = await pool.query<DeliveryRow>(CLAIM, [claim, this.#claimant, lease, limit]);
-      return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((row) => toClaimed(row, claim));
+      return rows.sort((a, b) => Number(a.n) - Number(b.n)).map((row) => toClaimed(row, claim));
     });
   }
 
@@ -306,6 +317,10 @@ export class PostgresStore implements Store {
     return this.#settles.add([held.delivery.id, held.claim, outcome]).catch((error: unknown) => {
       throw unavailableOr(error, this.#timeouts);
     });
+  }
+
+  hasten(source: string, target: number): Promise<number> {
+    return this.#run(async (pool) => (await pool.query<{ hastened: number }>(HASTEN, [source, target])).rows[0]?.hastened ?? 0);
   }
 
   release(held: readonly Claimed[]): Promise<void> {
