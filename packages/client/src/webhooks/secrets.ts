@@ -34,7 +34,7 @@ export function resolveStandardSecrets(value: unknown): readonly string[] {
   if (value === undefined) return [];
   if (!isPlainObject(value)) throw new ConfigError('standardWebhooks', `Expected \`standardWebhooks\` to be an object with \`secrets\`, got ${describe(value)}`);
   const unknown = Object.keys(value).find((key) => key !== 'secrets');
-  if (unknown !== undefined) throw new ConfigError(`standardWebhooks.${unknown}`, `Expected \`standardWebhooks\` to have only \`secrets\`, got \`${unknown}\``);
+  if (unknown !== undefined) throw new ConfigError(`standardWebhooks.${unknown}`, `Expected no \`standardWebhooks.${unknown}\`: \`standardWebhooks\` has only \`secrets\``);
   const { secrets } = value;
   if (!Array.isArray(secrets)) {
     throw new ConfigError('standardWebhooks.secrets', `Expected \`standardWebhooks.secrets\` to be an array of 1 to ${MAX_SECRETS} secrets, got ${describe(secrets)}`);

@@ -190,7 +190,7 @@ function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   if (!isPlainObject(webhook)) throw new ConfigError(name, `Expected \`${name}\` to be an object with a \`url\`, got ${describe(webhook)}`);
   const unknown = Object.keys(webhook).find((key) => !WEBHOOK_KEYS.includes(key));
   if (unknown !== undefined) {
-    throw new ConfigError(`${name}.${unknown}`, `Expected \`${name}\` to have only ${WEBHOOK_KEYS.map((key) => `\`${key}\``).join(', ')}, got \`${unknown}\``);
+    throw new ConfigError(`${name}.${unknown}`, `Expected no \`${name}.${unknown}\`: a webhook has only ${WEBHOOK_KEYS.map((key) => `\`${key}\``).join(', ')}`);
   }
   const url = webhook.url;
   const parsed = typeof url === 'string' ? parseHttpUrl(url) : undefined;
