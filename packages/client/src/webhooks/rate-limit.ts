@@ -1,5 +1,8 @@
 import { Queue } from '../core/queue.js';
 
+/** How late a turn may be, in ms, and still keep the pace rather than restart it. */
+const TIMER_SLACK = 2;
+
 interface Waiter {
   resolve: () => void;
   reject: (reason: unknown) => void;
@@ -7,16 +10,18 @@ interface Waiter {
 
 /**
  * The `rateLimit` of one URL: a token bucket that holds one token and gains one every
- * `1000 / perSecond` ms, so requests start at least that far apart and no one-second window
- * holds more than `perSecond` of them (one more where the window catches both ends). A request
- * that finds no token waits its turn, first come first served; none is dropped.
+ * `1000 / perSecond` ms, so requests start on a steady pace of `perSecond` and no one-second
+ * window holds more than `perSecond` of them, give or take one. A request that finds no token
+ * waits its turn, first come first served; none is dropped.
  *
- * Spacing counts from when the previous request actually started, not from when it was due: a
- * timer that fires late (a busy event loop) must not let the next ones catch up in a burst.
+ * Timers fire late: by a millisecond or so always (timers count whole milliseconds), which would
+ * slow the pace below `perSecond`, so a turn that late keeps the pace; by more when the event loop
+ * was busy, and then the pace restarts from now, so the ones waiting do not catch up in a burst
+ * that the receiver would see.
  */
 export class RateLimit {
   readonly #interval: number;
-  /** When the latest request was let through, on the monotonic clock. */
+  /** When the latest request was due (or let through, when it was far late), on the monotonic clock. */
   #last = Number.NEGATIVE_INFINITY;
   readonly #waiting = new Queue<Waiter>();
   /**
@@ -52,8 +57,9 @@ export class RateLimit {
   }
 
   #grant(now: number): boolean {
-    if (now - this.#last < this.#interval) return false;
-    this.#last = now;
+    const due = this.#last + this.#interval;
+    if (now < due) return false;
+    this.#last = now - due <= Math.min(TIMER_SLACK, this.#interval) ? due : now;
     return true;
   }
 
