@@ -57,7 +57,7 @@ function distinct(name: string, list: unknown[], valid: (secret: unknown) => boo
   list.forEach((secret, index) => {
     const option = `${name}[${index}]`;
     if (!valid(secret)) throw new ConfigError(option, `Expected \`${option}\` to be ${expected}, got ${typeof secret === 'string' ? 'another string' : describe(secret)}`);
-    if (list.indexOf(secret) !== index) throw new ConfigError(option, `Expected \`${option}\` to differ from \`${name}[${list.indexOf(secret)}]\`, got the same secret`);
+    if (list.indexOf(secret) !== index) throw new ConfigError(option, `Expected \`${option}\` to be listed once, got the same secret as entry ${list.indexOf(secret)}`);
   });
   return Object.freeze([...(list as string[])]);
 }
