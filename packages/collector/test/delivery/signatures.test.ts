@@ -86,14 +86,24 @@ describe('rateLimit in the collector', () => {
     const receiver = await startClockedReceiver();
     try {
       const collector = await serve({ webhooks: [{ url: receiver.url, rateLimit: 20 }] });
-      const analytics = new Analytics('wk_web', { endpoint: collector.url });
+      const analytics = new Analytics('wk_web', { endpoint: collector.url, flushAt: 1 });
+      /** Waits until the receiver has `count` requests, and returns their arrival times. */
+      const arrived = async (count: number) => {
+        let arrivals: number[] = [];
+        const deadline = Date.now() + 8_000;
+        while ((arrivals = await receiver.arrivals()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        return arrivals;
+      };
+      // A first request, so that the burst finds a connection: a fresh process's first request
+      // takes tens of ms to connect, and the receiver would see the next ones, on time, close behind.
+      analytics.track({ userId: 'u1', event: 'Warm-up' });
+      await analytics.flush();
+      await arrived(1);
       for (let seq = 0; seq < 60; seq++) analytics.track({ userId: 'u1', event: 'Paced', properties: { seq } });
-      expect(await analytics.close()).toMatchObject({ delivered: 60, failed: 0 });
+      expect(await analytics.close()).toMatchObject({ delivered: 61, failed: 0 });
       // 60 requests at 20/s take about 3 s: the collector accepted them all at once.
-      let arrivals: number[] = [];
-      const deadline = Date.now() + 8_000;
-      while ((arrivals = await receiver.arrivals()).length < 60 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(arrivals).toHaveLength(60);
+      const arrivals = await arrived(61);
+      expect(arrivals).toHaveLength(61);
       const sorted = arrivals.sort((x, y) => x - y);
       let most = 0;
       for (let start = 0, end = 0; start < sorted.length; start += 1) {
@@ -101,7 +111,7 @@ describe('rateLimit in the collector', () => {
         most = Math.max(most, end - start);
       }
       expect(most).toBeLessThanOrEqual(21);
-      expect(sorted.at(-1)! - sorted[0]!).toBeGreaterThanOrEqual(59 * 50 - 50);
+      expect(sorted.at(-1)! - sorted[1]!).toBeGreaterThanOrEqual(59 * 50 - 50);
     } finally {
       await receiver.close();
     }
