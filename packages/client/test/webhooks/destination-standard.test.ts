@@ -2,7 +2,7 @@
 // that check each request with the spec's own libraries (standardwebhooks, svix), not with ours.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  type Message,
+  type WebhookInput,
   verifySignature,
   verifyStandardWebhook,
   WebhookDestination,
@@ -32,7 +32,7 @@ function destination(url: string, settings: Omit<WebhookSettings, 'webhooks'>, o
   return dest;
 }
 
-const message = (n: number): Message => ({ type: 'track', messageId: `msg-${n}`, userId: 'u1', event: 'Café ☕ Ordered', properties: { n } });
+const message = (n: number): WebhookInput => ({ type: 'track', messageId: `msg-${n}`, userId: 'u1', event: 'Café ☕ Ordered', properties: { n } });
 
 /** A receiver's check: 204 when `accepts` says yes, else 401 (not retried: the sender's signature is wrong). */
 const checking =
