@@ -31,12 +31,12 @@ export async function signBodyAsync(body: string | Uint8Array, secret: string): 
 export async function verifySignatureAsync(
   rawBody: string | Uint8Array,
   signature: string | readonly string[] | null | undefined,
-  secret: string | readonly string[],
+  secretOrSecrets: string | readonly string[],
 ): Promise<boolean> {
   if (!isCheckable(rawBody, signature)) return false;
   const received = hexBytes(signature);
   const body = bytesOf(rawBody);
-  const checks = secretsOf(secret).map(async (key) => crypto.subtle.verify('HMAC', await hmacKey(key, 'verify'), received, body));
+  const checks = secretsOf(secretOrSecrets).map(async (key) => crypto.subtle.verify('HMAC', await hmacKey(key, 'verify'), received, body));
   return (await Promise.all(checks)).includes(true);
 }
 

@@ -18,9 +18,10 @@ export function signBody(body: string | Uint8Array, secret: string): string {
 
 /**
  * Checks a received webhook: whether `signature` (the `X-Signature` header) is the HMAC-SHA1 of
- * `rawBody` under `secret`, or under any secret of a list: while a secret is rotated, pass the new
- * one and the previous one, so that requests signed with either pass. Pass the body exactly as it arrived; JSON parsed and serialised again
- * may differ in spacing, key order or escapes, and then no longer matches.
+ * `rawBody` under `secretOrSecrets`, one secret or any of a list: while a secret is rotated, pass
+ * the new one and the previous one, so that requests signed with either pass. Pass the body
+ * exactly as it arrived; JSON parsed and serialised again may differ in spacing, key order or
+ * escapes, and then no longer matches.
  *
  * Compares in constant time, so the response time tells an attacker nothing about how much of a
  * forged signature was right. Never throws: a missing, malformed or wrongly typed argument, or an
@@ -32,12 +33,12 @@ export function signBody(body: string | Uint8Array, secret: string): string {
 export function verifySignature(
   rawBody: string | Uint8Array,
   signature: string | readonly string[] | null | undefined,
-  secret: string | readonly string[],
+  secretOrSecrets: string | readonly string[],
 ): boolean {
   if (!isCheckable(rawBody, signature)) return false;
   const received = Buffer.from(signature, 'hex');
   // Every secret is tried, a match or not: the time taken says nothing about which one matched.
-  return secretsOf(secret).reduce((matched, key) => timingSafeEqual(received, digest(rawBody, key)) || matched, false);
+  return secretsOf(secretOrSecrets).reduce((matched, key) => timingSafeEqual(received, digest(rawBody, key)) || matched, false);
 }
 
 /**

@@ -11,7 +11,7 @@ export function signBody(_body: string | Uint8Array, _secret: string): string {
   throw unsupported('signBody', 'signBodyAsync');
 }
 
-export function verifySignature(_rawBody: string | Uint8Array, _signature: string | readonly string[] | null | undefined, _secret: string | readonly string[]): boolean {
+export function verifySignature(_rawBody: string | Uint8Array, _signature: string | readonly string[] | null | undefined, _secretOrSecrets: string | readonly string[]): boolean {
   throw unsupported('verifySignature', 'verifySignatureAsync');
 }
 

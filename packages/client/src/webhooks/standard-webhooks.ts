@@ -36,9 +36,9 @@ const signingKeys = new WeakMap<Uint8Array, Promise<CryptoKey>>();
 
 /**
  * Checks a received Standard Webhooks request: whether `webhook-signature` holds a `v1` signature
- * of `webhook-id.webhook-timestamp.body` under `secret` (or under any secret of a list: while a
- * secret is rotated, pass the new one and the previous one), and whether `webhook-timestamp` is
- * within `tolerance` of now. Pass the body exactly as it arrived.
+ * of `webhook-id.webhook-timestamp.body` under `secretOrSecrets` (one secret, or any of a list:
+ * while a secret is rotated, pass the new one and the previous one), and whether
+ * `webhook-timestamp` is within `tolerance` of now. Pass the body exactly as it arrived.
  *
  * Works in every runtime (Web Crypto; its `verify` compares in constant time), hence a promise.
  * Never rejects for what a request holds: missing or repeated headers, a malformed signature or
@@ -51,7 +51,7 @@ const signingKeys = new WeakMap<Uint8Array, Promise<CryptoKey>>();
 export async function verifyStandardWebhook(
   rawBody: string | Uint8Array,
   headers: ReceivedHeaders,
-  secret: string | readonly string[],
+  secretOrSecrets: string | readonly string[],
   options: StandardWebhookVerifyOptions = {},
 ): Promise<boolean> {
   const tolerance = integer('tolerance', options.tolerance ?? STANDARD_WEBHOOK_VERIFY_DEFAULTS.tolerance, 0);
@@ -66,7 +66,7 @@ export async function verifyStandardWebhook(
   if (Math.abs(Date.now() - Number(timestamp) * 1000) > tolerance) return false;
   const body = typeof rawBody === 'string' ? encoder.encode(rawBody) : rawBody;
   const content = concat(encoder.encode(signedPrefix(id, timestamp)), body);
-  const keys = secretsOf(secret).flatMap((text) => secretKey(text) ?? []);
+  const keys = secretsOf(secretOrSecrets).flatMap((text) => secretKey(text) ?? []);
   const checks = keys.map(async (bytes) => {
     const key = await crypto.subtle.importKey('raw', bytes as Uint8Array<ArrayBuffer>, HMAC, false, ['verify']);
     const matches = await Promise.all(signatures.map((signature) => crypto.subtle.verify('HMAC', key, signature, content)));
