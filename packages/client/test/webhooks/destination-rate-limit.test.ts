@@ -1,6 +1,6 @@
 // `rateLimit`: measured where it matters, at a real loopback receiver.
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebhookDestination } from '../../src/webhooks/index.js';
+import { ClosedError, WebhookDestination } from '../../src/webhooks/index.js';
 import { startClockedReceiver } from '../../../../test/helpers/clocked-receiver.js';
 import { startReceiver } from '../../../../test/helpers/receiver.js';
 
@@ -61,5 +61,23 @@ describe('rateLimit', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
     // The limited URL has had only its share meanwhile; the rest waits its turn.
     expect(limited.requests.length).toBeLessThanOrEqual(6);
+  });
+
+  it('close() ends the requests waiting for their turn at once: not delivered, a ClosedError each, no rejection left', async () => {
+    const hook = await startReceiver();
+    cleanup.push(() => hook.close());
+    const dest = new WebhookDestination({ webhooks: [{ url: hook.url, rateLimit: 1 }] });
+    const pending = Array.from({ length: 5 }, (_, n) => dest.deliver({ type: 'track', messageId: `m-${n}`, userId: 'u', event: 'Queued' }));
+    expect(await pending[0]).toMatchObject({ delivered: true });
+    const started = performance.now();
+    await dest.close();
+    const results = await Promise.all(pending);
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(results.filter(({ delivered }) => delivered)).toHaveLength(1);
+    for (const { delivered, error } of results.filter((result) => !result.delivered)) {
+      expect(delivered).toBe(false);
+      expect(error).toBeInstanceOf(ClosedError);
+    }
+    expect(hook.requests).toHaveLength(1);
   });
 });
