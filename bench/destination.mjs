@@ -1,10 +1,12 @@
-// `npm run bench:destination -- [--against DIR ...] [--deliveries N (20000)] [--rounds N (7)]`:
+// `npm run bench:destination -- [--against DIR ...] [--deliveries N (20000)] [--rounds N (7)] [--standard-webhooks]`:
 // the Webhooks destination's forwarding path alone, in one process: N deliveries handed to
 // `WebhookDestination.deliver()` at once (a backlog, as in the collector) to a loopback receiver in
 // the same process. Prints the process's CPU µs per delivery (destination + receiver; the receiver's
 // share is the same for every build), the median of interleaved rounds, for this build's dist/ and
 // each DIR/dist/ (e.g. a worktree of an older commit, built). Less noisy than bench:collector, so
-// it shows changes on the forwarding path that the end-to-end figures hide. A benchmark, not a test.
+// it shows changes on the forwarding path that the end-to-end figures hide. Every build signs
+// `X-Signature`; --standard-webhooks adds a row of this build also sending the Standard Webhooks
+// headers (one secret), and its ratio to X-Signature alone. A benchmark, not a test.
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -15,12 +17,20 @@ const args = benchArgs(import.meta.url, {
   against: { type: 'string', multiple: true, default: [] },
   deliveries: { type: 'string', default: '20000' },
   rounds: { type: 'string', default: '7' },
+  'standard-webhooks': { type: 'boolean', default: false },
 });
 const deliveries = integerFlag(args, 'deliveries', 1);
 const rounds = integerFlag(args, 'rounds', 1);
 
 const roots = [fileURLToPath(new URL('..', import.meta.url)), ...args.against.map((dir) => path.resolve(dir))];
-const builds = await Promise.all(roots.map(async (root) => ({ root, module: await import(pathToFileURL(builtFile(root, 'dist/webhooks.js')).href) })));
+const loaded = await Promise.all(roots.map(async (root) => ({ root, module: await import(pathToFileURL(builtFile(root, 'dist/webhooks.js')).href) })));
+/** A fixed `whsec_` secret of 32 bytes: the figures do not depend on its value. */
+const STANDARD = { secrets: [`whsec_${Buffer.alloc(32, 7).toString('base64')}`] };
+const builds = [
+  { ...loaded[0], name: 'this build', settings: {} },
+  ...(args['standard-webhooks'] ? [{ ...loaded[0], name: 'this build, + Standard Webhooks', settings: { standardWebhooks: STANDARD } }] : []),
+  ...loaded.slice(1).map((build) => ({ ...build, name: build.root, settings: {} })),
+];
 
 const receiver = createServer((req, res) => {
   req.resume();
@@ -31,8 +41,8 @@ const url = `http://127.0.0.1:${receiver.address().port}/in`;
 const message = { type: 'track', userId: 'u', event: 'Order Completed', properties: { total: 30, currency: 'EUR' }, timestamp: '2026-01-01T00:00:00.000Z' };
 
 /** CPU µs per delivery of one round; every delivery must succeed. */
-async function round({ module }, count) {
-  const destination = new module.WebhookDestination({ webhooks: [{ url }], sharedSecret: 'bench' }, { timeout: 5_000 });
+async function round({ module, settings }, count) {
+  const destination = new module.WebhookDestination({ webhooks: [{ url }], sharedSecret: 'bench', ...settings }, { timeout: 5_000 });
   const started = process.cpuUsage();
   const results = await Promise.all(Array.from({ length: count }, (_, seq) => destination.deliver({ ...message, messageId: `m${seq}` })));
   const cpu = process.cpuUsage(started);
@@ -53,5 +63,5 @@ console.log('| build | CPU µs/delivery | ÷ this build |\n|---|---:|---:|');
 const first = median(samples[0]);
 builds.forEach((build, index) => {
   const value = median(samples[index]);
-  console.log(`| ${index === 0 ? 'this build' : build.root} | ${value.toFixed(1)} | ${(value / first).toFixed(2)}× |`);
+  console.log(`| ${build.name} | ${value.toFixed(1)} | ${(value / first).toFixed(2)}× |`);
 });

@@ -21,3 +21,4 @@ export { WebhookDestination } from './webhooks/destination.js';
 export { type PreparedWebhook, prepareWebhook } from './webhooks/prepared.js';
 export { displayUrl, resolveWebhookConfig, USER_AGENT, type WebhookDestinationOptions, type WebhookSettings } from './webhooks/settings.js';
 export { SIGNATURE_HEADER, signBody } from './webhooks/signature.js';
+export { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './webhooks/standard-format.js';

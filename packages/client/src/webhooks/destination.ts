@@ -18,7 +18,8 @@ import {
   type WebhookDestinationOptions,
   type WebhookSettings,
 } from './settings.js';
-import { SIGNATURE_HEADER, signPayload } from './signature.js';
+import { RateLimit } from './rate-limit.js';
+import { RequestSigner } from './signer.js';
 
 /** What `deliver()` resolves with once a message is processed or given up. */
 export interface WebhookDeliveryResult {
@@ -149,7 +150,7 @@ interface Attempt {
   type: WebhookType;
   attempt: number;
   payload: Uint8Array;
-  signature: Record<string, string>;
+  signature: Readonly<Record<string, string>>;
 }
 
 /**
@@ -189,6 +190,9 @@ export class WebhookDestination {
   /** Each URL as logs show it (no credentials or query), parsed once rather than per request. */
   readonly #shown: readonly string[];
   readonly #connection: Connection;
+  readonly #signer: RequestSigner;
+  /** Each URL's `rateLimit`, where it has one. */
+  readonly #rateLimits: readonly (RateLimit | undefined)[];
   readonly #events = new Emitter<WebhookEvents>();
   /**
    * Aborts requests in progress once `close()` is called. Only requests listen to it, and the lanes
@@ -217,6 +221,8 @@ export class WebhookDestination {
     };
     this.#lanes = config.webhooks.map((_, index) => new UrlLane(index, limits));
     this.#shown = config.webhooks.map(({ url }) => displayUrl(url));
+    this.#signer = new RequestSigner(config);
+    this.#rateLimits = config.webhooks.map(({ rateLimit }) => (rateLimit === undefined ? undefined : new RateLimit(rateLimit)));
     // rejectUnauthorized is explicit so that NODE_TLS_REJECT_UNAUTHORIZED=0 cannot switch
     // verification off. A socket for every request a lane allows: two URLs on one origin (paths
     // of one host) must not queue in the pool behind each other's slow requests.
@@ -291,6 +297,7 @@ export class WebhookDestination {
     this.#abort.abort(reason);
     for (const controller of this.#retrying) controller.abort(reason);
     for (const lane of this.#lanes) lane.wakeAll();
+    for (const limit of this.#rateLimits) limit?.close(reason);
     await Promise.all(this.#pending);
     await this.#connection.close();
   }
@@ -301,12 +308,10 @@ export class WebhookDestination {
     return work;
   }
 
-  /** The bytes every receiver gets and their signature, made once per delivery. */
+  /** The bytes every receiver gets and their `X-Signature`, made once per delivery. */
   async #sign(body: string): Promise<Pick<Attempt, 'payload' | 'signature'>> {
-    const { sharedSecret } = this.#config;
     const payload = encodeText(body);
-    const signature: Record<string, string> = sharedSecret === undefined ? {} : { [SIGNATURE_HEADER]: await signPayload(payload, sharedSecret) };
-    return { payload, signature };
+    return { payload, signature: await this.#signer.bodyHeaders(payload) };
   }
 
   async #attemptOnce(id: string, prepared: PreparedWebhook, attempt: number, targets: readonly number[]): Promise<AttemptResult> {
@@ -468,13 +473,16 @@ export class WebhookDestination {
   async #post(context: Attempt, lane: UrlLane): Promise<Outcome> {
     const { index } = lane;
     const { url, headers } = this.#config.webhooks[index]!;
-    const started = performance.now();
+    let started = performance.now();
     let outcome: Outcome;
     try {
+      // The slot is held while the request waits for its turn: the lane's limit still bounds what waits here.
+      const turn = this.#rateLimits[index]?.take();
+      if (turn) started = await turn.then(() => performance.now());
       const status = await post({
         url,
         body: context.payload,
-        headers: { ...headers, ...context.signature },
+        headers: { ...headers, ...context.signature, ...(await this.#signer.requestHeaders(context.messageId, context.payload)) },
         timeout: this.#config.timeout,
         signal: this.#abort.signal,
         connection: this.#connection,

@@ -34,6 +34,9 @@ export { MAX_WEBHOOKS, USER_AGENT, WEBHOOK_DEFAULTS } from './settings.js';
 export type { Webhook, WebhookDestinationOptions, WebhookSettings } from './settings.js';
 export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
 export { signBodyAsync, verifySignatureAsync } from './signature-async.js';
+export { verifyStandardWebhook, STANDARD_WEBHOOK_VERIFY_DEFAULTS } from './standard-webhooks.js';
+export type { ReceivedHeaders, StandardWebhookVerifyOptions } from './standard-webhooks.js';
+export { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './standard-format.js';
 export {
   AnalyticsError,
   ClosedError,

@@ -3,6 +3,8 @@ import { ConfigError } from '../core/errors.js';
 import { describe } from '../core/describe.js';
 import { type FetchLike } from '../http/connection.js';
 import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { resolveSharedSecrets, resolveStandardSecrets, type StandardWebhooksSettings } from './secrets.js';
+import { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './standard-format.js';
 
 /** One receiver: where to POST, and the static headers only that URL gets. */
 export interface Webhook {
@@ -10,14 +12,29 @@ export interface Webhook {
   url: string;
   /** Static `name: value` headers, e.g. an `Authorization` the receiver expects. */
   headers?: Record<string, string>;
+  /**
+   * Most requests per second to this URL, retries included, spaced evenly (one every
+   * `1 / rateLimit` s, no burst); requests beyond wait their turn, none is dropped. Counted by each
+   * destination, so by each collector process when several share a store.
+   * @default undefined (no limit but `maxRequestsPerUrl` in progress)
+   */
+  rateLimit?: number;
 }
 
 /** The destination's settings. */
 export interface WebhookSettings {
   /** 1 to 5 receivers; each message is POSTed to every one of them. */
   webhooks: Webhook[];
-  /** When set, every request carries `X-Signature`, the HMAC-SHA1 of its body under this secret. */
-  sharedSecret?: string;
+  /**
+   * When set, every request carries `X-Signature`, the HMAC-SHA1 of its body under this secret; a
+   * list of 1 to 3 (while rotating: the new one, then the previous) signs with the first.
+   */
+  sharedSecret?: string | string[];
+  /**
+   * When set, every request also carries the Standard Webhooks headers `webhook-id`,
+   * `webhook-timestamp` and `webhook-signature` (one signature per secret).
+   */
+  standardWebhooks?: StandardWebhooksSettings;
 }
 
 /** How the destination sends. Every duration is in milliseconds. */
@@ -77,12 +94,16 @@ export interface WebhookDestinationOptions {
 export interface ResolvedWebhook {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
+  readonly rateLimit: number | undefined;
 }
 
 /** Settings and options after validation and defaults. */
 export interface ResolvedWebhookConfig {
   readonly webhooks: readonly ResolvedWebhook[];
-  readonly sharedSecret: string | undefined;
+  /** The `X-Signature` secrets, the signing one first; empty when none. */
+  readonly sharedSecrets: readonly string[];
+  /** The Standard Webhooks secrets; empty when off. */
+  readonly standardSecrets: readonly string[];
   readonly timeout: number;
   readonly retryWindow: number;
   readonly minRetryDelay: number;
@@ -118,6 +139,9 @@ const MANAGED_HEADERS = new Set([
   'content-length',
   'user-agent',
   'x-signature',
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
   'host',
   'connection',
   'keep-alive',
@@ -127,6 +151,8 @@ const MANAGED_HEADERS = new Set([
   'te',
   'trailer',
 ]);
+/** A misspelt key is an error rather than a setting silently ignored (an unlimited `ratelimit`). */
+const WEBHOOK_KEYS = ['url', 'headers', 'rateLimit'];
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Visible ASCII, obs-text, space and tab: no CR, LF or NUL that could split the request. */
@@ -141,18 +167,16 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
   if (options === null || typeof options !== 'object') {
     throw new ConfigError('options', `Expected \`options\` to be an object, got ${describe(options)}`);
   }
-  const { webhooks, sharedSecret } = settings;
+  const { webhooks } = settings;
   if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
     const got = Array.isArray(webhooks) ? `${webhooks.length} entries` : describe(webhooks);
     throw new ConfigError('webhooks', `Expected \`webhooks\` to be an array of 1 to ${MAX_WEBHOOKS} entries, got ${got}`);
   }
-  if (sharedSecret !== undefined && (typeof sharedSecret !== 'string' || sharedSecret.length === 0)) {
-    throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string or undefined, got ${describe(sharedSecret)}`);
-  }
   const minRetryDelay = integer('minRetryDelay', options.minRetryDelay ?? WEBHOOK_DEFAULTS.minRetryDelay, 0);
   return Object.freeze({
     webhooks: Object.freeze(webhooks.map((webhook, index) => resolveWebhook(webhook, `webhooks[${index}]`))),
-    sharedSecret,
+    sharedSecrets: resolveSharedSecrets(settings.sharedSecret),
+    standardSecrets: resolveStandardSecrets(settings.standardWebhooks),
     timeout: integer('timeout', options.timeout ?? WEBHOOK_DEFAULTS.timeout, 1),
     retryWindow: integer('retryWindow', options.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow, 0),
     minRetryDelay,
@@ -166,6 +190,10 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
 
 function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   if (!isPlainObject(webhook)) throw new ConfigError(name, `Expected \`${name}\` to be an object with a \`url\`, got ${describe(webhook)}`);
+  const unknown = Object.keys(webhook).find((key) => !WEBHOOK_KEYS.includes(key));
+  if (unknown !== undefined) {
+    throw new ConfigError(`${name}.${unknown}`, `Expected no \`${name}.${unknown}\`: a webhook has only ${WEBHOOK_KEYS.map((key) => `\`${key}\``).join(', ')}`);
+  }
   const url = webhook.url;
   const parsed = typeof url === 'string' ? parseHttpUrl(url) : undefined;
   if (parsed === undefined) {
@@ -180,7 +208,8 @@ function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
     );
   }
   const headers = { ...resolveHeaders(webhook.headers ?? {}, `${name}.headers`), 'user-agent': USER_AGENT, 'content-type': 'application/json' };
-  return Object.freeze({ url: url as string, headers: Object.freeze(headers) });
+  const rateLimit = webhook.rateLimit === undefined ? undefined : integer(`${name}.rateLimit`, webhook.rateLimit, 1);
+  return Object.freeze({ url: url as string, headers: Object.freeze(headers), rateLimit });
 }
 
 function resolveHeaders(headers: unknown, name: string): Record<string, string> {

@@ -1,4 +1,4 @@
-import { assertSignable, isCheckable } from './signature-format.js';
+import { assertSignable, isCheckable, secretsOf } from './signature-format.js';
 
 const encoder = new TextEncoder();
 
@@ -21,8 +21,9 @@ export async function signBodyAsync(body: string | Uint8Array, secret: string): 
 /**
  * `verifySignature` for runtimes without `node:crypto` (the Edge Runtime; Workers without
  * `nodejs_compat`): the same answer from the same arguments, through Web Crypto, hence a promise.
- * Web Crypto's `verify` compares the digests in constant time. Never rejects: a missing,
- * malformed or wrongly typed argument, or an empty secret, is `false`.
+ * Takes one secret or a list (a rotation's new and previous ones). Web Crypto's `verify` compares
+ * the digests in constant time. Never rejects: a missing, malformed or wrongly typed argument, or
+ * an empty secret (or list), is `false`.
  * @example
  * if (!(await verifySignatureAsync(await request.text(), request.headers.get('x-signature'), env.WEBHOOK_SECRET)))
  *   return new Response('bad signature', { status: 401 });
@@ -30,11 +31,13 @@ export async function signBodyAsync(body: string | Uint8Array, secret: string): 
 export async function verifySignatureAsync(
   rawBody: string | Uint8Array,
   signature: string | readonly string[] | null | undefined,
-  secret: string,
+  secretOrSecrets: string | readonly string[],
 ): Promise<boolean> {
-  if (!isCheckable(rawBody, signature, secret)) return false;
-  const key = await hmacKey(secret, 'verify');
-  return crypto.subtle.verify('HMAC', key, hexBytes(signature), bytesOf(rawBody));
+  if (!isCheckable(rawBody, signature)) return false;
+  const received = hexBytes(signature);
+  const body = bytesOf(rawBody);
+  const checks = secretsOf(secretOrSecrets).map(async (key) => crypto.subtle.verify('HMAC', await hmacKey(key, 'verify'), received, body));
+  return (await Promise.all(checks)).includes(true);
 }
 
 function hmacKey(secret: string, use: 'sign' | 'verify'): Promise<CryptoKey> {

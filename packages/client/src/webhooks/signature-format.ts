@@ -22,10 +22,17 @@ export function assertSignable(body: unknown, secret: unknown): asserts body is 
   }
 }
 
-/** Whether the arguments can be checked at all; anything else is simply not a valid signature. */
-export function isCheckable(rawBody: unknown, signature: unknown, secret: unknown): signature is string {
+/** Whether the body and signature can be checked at all; anything else is simply not a valid signature. */
+export function isCheckable(rawBody: unknown, signature: unknown): signature is string {
   if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return false;
-  if (typeof signature !== 'string' || !SIGNATURE_PATTERN.test(signature)) return false;
-  // An empty key would let anyone who knows the body compute the signature.
-  return typeof secret === 'string' && secret.length > 0;
+  return typeof signature === 'string' && SIGNATURE_PATTERN.test(signature);
+}
+
+/**
+ * The secrets worth trying from one secret or a list (a rotation's new and previous ones): an
+ * empty key would let anyone who knows the body compute the signature, so empty ones are left out.
+ */
+export function secretsOf(secretOrSecrets: unknown): string[] {
+  const list: unknown[] = Array.isArray(secretOrSecrets) ? secretOrSecrets : [secretOrSecrets];
+  return list.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
 }

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { assertSignable, isCheckable } from './signature-format.js';
+import { assertSignable, isCheckable, secretsOf } from './signature-format.js';
+import { signedPrefix } from './standard-format.js';
 
 export { SIGNATURE_HEADER } from './signature-format.js';
 
@@ -17,12 +18,14 @@ export function signBody(body: string | Uint8Array, secret: string): string {
 
 /**
  * Checks a received webhook: whether `signature` (the `X-Signature` header) is the HMAC-SHA1 of
- * `rawBody` under `secret`. Pass the body exactly as it arrived; JSON parsed and serialised again
- * may differ in spacing, key order or escapes, and then no longer matches.
+ * `rawBody` under `secretOrSecrets`, one secret or any of a list: while a secret is rotated, pass
+ * the new one and the previous one, so that requests signed with either pass. Pass the body
+ * exactly as it arrived; JSON parsed and serialised again may differ in spacing, key order or
+ * escapes, and then no longer matches.
  *
  * Compares in constant time, so the response time tells an attacker nothing about how much of a
  * forged signature was right. Never throws: a missing, malformed or wrongly typed argument, or an
- * empty secret, is simply `false`. It takes `req.headers['x-signature']` as it comes: an array
+ * empty secret (or list), is simply `false`. It takes `req.headers['x-signature']` as it comes: an array
  * (the header sent twice) is `false` too.
  * @example
  * if (!verifySignature(rawBody, req.headers['x-signature'], process.env.WEBHOOK_SECRET)) res.statusCode = 401;
@@ -30,10 +33,12 @@ export function signBody(body: string | Uint8Array, secret: string): string {
 export function verifySignature(
   rawBody: string | Uint8Array,
   signature: string | readonly string[] | null | undefined,
-  secret: string,
+  secretOrSecrets: string | readonly string[],
 ): boolean {
-  if (!isCheckable(rawBody, signature, secret)) return false;
-  return timingSafeEqual(Buffer.from(signature, 'hex'), digest(rawBody, secret));
+  if (!isCheckable(rawBody, signature)) return false;
+  const received = Buffer.from(signature, 'hex');
+  // Every secret is tried, a match or not: the time taken says nothing about which one matched.
+  return secretsOf(secretOrSecrets).reduce((matched, key) => timingSafeEqual(received, digest(rawBody, key)) || matched, false);
 }
 
 /**
@@ -42,6 +47,14 @@ export function verifySignature(
  */
 export function signPayload(payload: Uint8Array, secret: string): string | Promise<string> {
   return digest(payload, secret).toString('hex');
+}
+
+/**
+ * How a Webhooks destination signs for Standard Webhooks: the base64 HMAC-SHA256 of
+ * `id.timestamp.body` under a secret's key; `signature.web.ts` does it through Web Crypto.
+ */
+export function signStandard(key: Uint8Array, id: string, timestamp: number, payload: Uint8Array): string | Promise<string> {
+  return createHmac('sha256', key).update(signedPrefix(id, timestamp)).update(payload).digest('base64');
 }
 
 function digest(body: string | Uint8Array, secret: string): Buffer {

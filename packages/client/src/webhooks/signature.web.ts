@@ -3,6 +3,7 @@
 // which asynchronous one to use instead.
 import { AnalyticsError } from '../core/errors.js';
 import { signBodyAsync } from './signature-async.js';
+import { signStandardAsync } from './standard-webhooks.js';
 
 export { SIGNATURE_HEADER } from './signature-format.js';
 
@@ -10,12 +11,16 @@ export function signBody(_body: string | Uint8Array, _secret: string): string {
   throw unsupported('signBody', 'signBodyAsync');
 }
 
-export function verifySignature(_rawBody: string | Uint8Array, _signature: string | readonly string[] | null | undefined, _secret: string): boolean {
+export function verifySignature(_rawBody: string | Uint8Array, _signature: string | readonly string[] | null | undefined, _secretOrSecrets: string | readonly string[]): boolean {
   throw unsupported('verifySignature', 'verifySignatureAsync');
 }
 
 export function signPayload(payload: Uint8Array, secret: string): string | Promise<string> {
   return signBodyAsync(payload, secret);
+}
+
+export function signStandard(key: Uint8Array, id: string, timestamp: number, payload: Uint8Array): string | Promise<string> {
+  return signStandardAsync(key, id, timestamp, payload);
 }
 
 function unsupported(name: string, instead: string): AnalyticsError {

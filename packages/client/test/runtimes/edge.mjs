@@ -3,7 +3,7 @@
 // script that sets `edgeScenario`.
 import { Analytics } from 'batched-analytics';
 import * as webhooks from 'batched-analytics/webhooks';
-import { verifySignatureAsync } from 'batched-analytics/webhooks/verify';
+import { verifySignatureAsync, verifyStandardWebhook } from 'batched-analytics/webhooks/verify';
 import { runScenario } from './scenario.mjs';
 
-export const run = (setup) => runScenario({ Analytics, verify: verifySignatureAsync, webhooks }, setup);
+export const run = (setup) => runScenario({ Analytics, verify: verifySignatureAsync, verifyStandard: verifyStandardWebhook, webhooks }, setup);

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { signBody, verifySignature } from '../../src/webhooks/index.js';
+import { newSecret, realVerifierAccepts } from '../../../../test/helpers/standard-webhooks.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 // The runtime matrix: the built package (`npm run build` first) loaded in each runtime, sending to a
@@ -81,16 +83,28 @@ describe.each(RUNTIMES.map((runtime, index) => [runtime.name, runtime, `r${index
   it.skipIf(!available && !ci)(`${available ? '' : '(not installed: npm run runtimes:install) '}runs the scenario`, async () => {
     expect(available, `${runtime.command} is missing: run npm run runtimes:install`).toBe(true);
     const body = '{"type":"track","event":"Café ☕"}';
-    const setup = { sink: `${sink.url}/${prefix}`, body, secret: 'shh', signature: signBody(body, 'shh') };
+    const standard = { secret: newSecret(), other: newSecret(), headers: {}, replayed: {} };
+    const headersAt = (at: Date) => ({
+      'webhook-id': 'msg_runtime',
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new StandardWebhook(standard.secret).sign('msg_runtime', at, body),
+    });
+    standard.headers = headersAt(new Date());
+    standard.replayed = headersAt(new Date(Date.now() - 10 * 60 * 1000));
+    const setup = { sink: `${sink.url}/${prefix}`, body, secret: 'shh', signature: signBody(body, 'shh'), standard };
     const { stdout } = await run(runtime.command, [...runtime.args, JSON.stringify(setup)], { cwd: here, timeout: 60_000 });
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
 
     expect(result.signature).toEqual({ good: true, changedBody: false, otherSecret: false, malformed: false });
+    // verifyStandardWebhook, from the entry this runtime loads, on what the spec's library signed.
+    expect(result.standard).toEqual({ good: true, fetchHeadersAndList: true, otherSecret: false, changedBody: false, replayed: false });
 
     // The Webhooks destination signs with node:crypto or Web Crypto: the same signature either way.
     const [hook] = sink.requests.filter((r) => r.url === `/${prefix}/webhook`);
     expect(result.webhooks).toMatchObject({ delivered: true, body: JSON.parse(hook!.body), signedAsync: signBody('{}', 'shh') });
     expect(verifySignature(hook!.body, hook!.headers['x-signature'] as string, 'shh')).toBe(true);
+    // Standard Webhooks signed with node:crypto or Web Crypto: the real verifiers accept either.
+    for (const verifier of ['standardwebhooks', 'svix'] as const) expect(realVerifierAccepts(verifier, [standard.secret], hook!.body, hook!.headers), verifier).toBe(true);
     // Without node:crypto the synchronous signBody says to use signBodyAsync.
     expect(result.webhooks.signedSync).toEqual(runtime.nodeCrypto === false ? { error: 'ERR_UNSUPPORTED_RUNTIME' } : signBody('{}', 'shh'));
     if (!runtime.userAgent) return;

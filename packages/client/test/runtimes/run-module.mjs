@@ -6,4 +6,4 @@ const dist = new URL('../../dist/', import.meta.url);
 const { Analytics } = await import(new URL('index.js', dist).href);
 const webhooks = await import(new URL('webhooks.js', dist).href);
 const setup = JSON.parse(process.argv[2]);
-console.log(JSON.stringify(await runScenario({ Analytics, verify: webhooks.verifySignature, webhooks }, setup)));
+console.log(JSON.stringify(await runScenario({ Analytics, verify: webhooks.verifySignature, verifyStandard: webhooks.verifyStandardWebhook, webhooks }, setup)));

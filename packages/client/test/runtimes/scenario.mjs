@@ -4,14 +4,16 @@
 // checks it against what the sink received.
 
 /**
- * @param {{ Analytics?: Function, verify: Function, webhooks?: object }} library what the runtime
- *   loaded of the package: the client, a signature check, and `batched-analytics/webhooks`.
- * @param {{ sink: string, body: string, secret: string, signature: string }} setup from the test:
- *   the sink's URL, and a body with its signature computed by Node's `signBody`.
+ * @param {{ Analytics?: Function, verify: Function, verifyStandard: Function, webhooks?: object }} library
+ *   what the runtime loaded of the package: the client, the X-Signature and Standard Webhooks
+ *   checks, and `batched-analytics/webhooks`.
+ * @param {{ sink: string, body: string, secret: string, signature: string, standard: { secret: string, other: string, headers: object, replayed: object } }} setup
+ *   from the test: the sink's URL, and a body with its signature computed by Node's `signBody`, and
+ *   its Standard Webhooks headers made by the `standardwebhooks` library.
  */
-export async function runScenario({ Analytics, verify, webhooks }, { sink, ...signed }) {
-  const result = { signature: await checkSignatures(verify, signed) };
-  if (webhooks) result.webhooks = await forward(webhooks, sink, signed.secret);
+export async function runScenario({ Analytics, verify, verifyStandard, webhooks }, { sink, standard, ...signed }) {
+  const result = { signature: await checkSignatures(verify, signed), standard: await checkStandard(verifyStandard, signed.body, standard) };
+  if (webhooks) result.webhooks = await forward(webhooks, sink, signed.secret, standard.secret);
   if (!Analytics) return result;
   const fast = { minRetryDelay: 10, maxRetryDelay: 50 };
 
@@ -52,9 +54,10 @@ export async function runScenario({ Analytics, verify, webhooks }, { sink, ...si
 }
 
 /** The Webhooks destination and the receiver helpers: a signed delivery to the sink, and the body it sends. */
-async function forward({ WebhookDestination, toWebhookBody, signBody, signBodyAsync }, sink, secret) {
+async function forward({ WebhookDestination, toWebhookBody, signBody, signBodyAsync }, sink, secret, standardSecret) {
   const message = { type: 'track', userId: 'u1', event: 'Forwarded', messageId: 'm-runtime', timestamp: '2026-01-01T00:00:00.000Z' };
-  const destination = new WebhookDestination({ webhooks: [{ url: `${sink}/webhook` }], sharedSecret: secret }, { minRetryDelay: 10 });
+  const settings = { webhooks: [{ url: `${sink}/webhook` }], sharedSecret: secret, standardWebhooks: { secrets: [standardSecret] } };
+  const destination = new WebhookDestination(settings, { minRetryDelay: 10 });
   const { delivered } = await destination.deliver(message, { receivedAt: 0 });
   await destination.close();
   let sync;
@@ -72,5 +75,15 @@ async function checkSignatures(verify, { body, secret, signature }) {
     changedBody: await verify(`${body} `, signature, secret),
     otherSecret: await verify(body, signature, `${secret}x`),
     malformed: await verify(body, `sha1=${signature}`, secret),
+  };
+}
+
+async function checkStandard(verifyStandard, body, { secret, other, headers, replayed }) {
+  return {
+    good: await verifyStandard(body, headers, secret),
+    fetchHeadersAndList: await verifyStandard(body, new Headers(headers), [other, secret]),
+    otherSecret: await verifyStandard(body, headers, other),
+    changedBody: await verifyStandard(`${body} `, headers, secret),
+    replayed: await verifyStandard(body, replayed, secret),
   };
 }

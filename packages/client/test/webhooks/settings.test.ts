@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { newSecret } from '../../../../test/helpers/standard-webhooks.js';
 import { AnalyticsError, ConfigError, WebhookDestination, type WebhookDestinationOptions, type WebhookSettings } from '../../src/webhooks/index.js';
 
 const url = 'https://hooks.test/a';
@@ -35,6 +36,23 @@ describe('WebhookDestination settings', () => {
     ['a connection header', { webhooks: [{ url, headers: { 'Transfer-Encoding': 'chunked' } }] }, 'webhooks[0].headers.Transfer-Encoding'],
     ['a header twice', { webhooks: [{ url, headers: { 'X-Token': 'a', 'x-token': 'b' } }] }, 'webhooks[0].headers.x-token'],
     ['an empty shared secret', { webhooks: [{ url }], sharedSecret: '' }, 'sharedSecret'],
+    ['an empty list of shared secrets', { webhooks: [{ url }], sharedSecret: [] }, 'sharedSecret'],
+    ['four shared secrets', { webhooks: [{ url }], sharedSecret: ['a', 'b', 'c', 'd'] }, 'sharedSecret'],
+    ['an empty shared secret in a list', { webhooks: [{ url }], sharedSecret: ['a', ''] }, 'sharedSecret[1]'],
+    ['a shared secret twice', { webhooks: [{ url }], sharedSecret: ['a', 'b', 'a'] }, 'sharedSecret[2]'],
+    ['standardWebhooks that is a string', { webhooks: [{ url }], standardWebhooks: newSecret() }, 'standardWebhooks'],
+    ['standardWebhooks without secrets', { webhooks: [{ url }], standardWebhooks: {} }, 'standardWebhooks.secrets'],
+    ['a misspelt standardWebhooks key', { webhooks: [{ url }], standardWebhooks: { secret: [newSecret()] } }, 'standardWebhooks.secret'],
+    ['no Standard Webhooks secret', { webhooks: [{ url }], standardWebhooks: { secrets: [] } }, 'standardWebhooks.secrets'],
+    ['a secret without whsec_', { webhooks: [{ url }], standardWebhooks: { secrets: [newSecret().slice(6)] } }, 'standardWebhooks.secrets[0]'],
+    ['a secret that is not base64', { webhooks: [{ url }], standardWebhooks: { secrets: [newSecret(), 'whsec_not base64!'] } }, 'standardWebhooks.secrets[1]'],
+    ['a secret of 16 bytes', { webhooks: [{ url }], standardWebhooks: { secrets: [newSecret(16)] } }, 'standardWebhooks.secrets[0]'],
+    ['a secret of 65 bytes', { webhooks: [{ url }], standardWebhooks: { secrets: [newSecret(65)] } }, 'standardWebhooks.secrets[0]'],
+    ['a Standard Webhooks header', { webhooks: [{ url, headers: { 'Webhook-Signature': 'v1,forged' } }] }, 'webhooks[0].headers.Webhook-Signature'],
+    ['a rate limit of 0', { webhooks: [{ url }, { url, rateLimit: 0 }] }, 'webhooks[1].rateLimit'],
+    ['a rate limit that is a fraction', { webhooks: [{ url, rateLimit: 2.5 }] }, 'webhooks[0].rateLimit'],
+    ['a rate limit that is a string', { webhooks: [{ url, rateLimit: '50' }] }, 'webhooks[0].rateLimit'],
+    ['a misspelt key in an entry', { webhooks: [{ url, ratelimit: 50 }] }, 'webhooks[0].ratelimit'],
   ])('refuses %s with a ConfigError naming the entry', (_label, settings, option) => {
     const error = configError(settings);
     expect(error).toBeInstanceOf(ConfigError);
@@ -42,6 +60,17 @@ describe('WebhookDestination settings', () => {
     expect(error.code).toBe('ERR_CONFIG');
     expect(error.option).toBe(option);
     expect(error.message).toContain(`\`${option}\``);
+  });
+
+  it('accepts a list of shared secrets, Standard Webhooks secrets of 24 to 64 bytes, and a rate limit per URL', async () => {
+    const standardWebhooks = { secrets: [newSecret(24), newSecret(64), newSecret()] };
+    await new WebhookDestination({ webhooks: [{ url, rateLimit: 1 }, { url, rateLimit: 50 }], sharedSecret: ['new', 'old'], standardWebhooks }).close();
+  });
+
+  it('never shows a secret in an error message', () => {
+    const secret = newSecret(16);
+    expect(configError({ webhooks: [{ url }], standardWebhooks: { secrets: [secret] } }).message).not.toContain(secret.slice(6));
+    expect(configError({ webhooks: [{ url }], sharedSecret: ['s3cret-value', 's3cret-value'] }).message).not.toContain('s3cret-value');
   });
 
   it('says what was wrong with the value', () => {

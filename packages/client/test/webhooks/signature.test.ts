@@ -48,6 +48,15 @@ describe.each([
     expect(await verify(body, signBody('{}', secret), secret)).toBe(false);
   });
 
+  it('takes a list of secrets (a rotation\'s new and previous ones): any one that signed is enough', async () => {
+    expect(await verify(body, signature, ['new', secret])).toBe(true);
+    expect(await verify(body, signature, [secret, 'new'])).toBe(true);
+    expect(await verify(body, signature, ['new', 'newer'])).toBe(false);
+    expect(await verify(body, signature, [])).toBe(false);
+    // An empty entry is skipped, not a key anyone could sign with.
+    expect(await verify(body, createHmac('sha1', '').update(body).digest('hex'), ['', 'new'])).toBe(false);
+  });
+
   it('rejects the same JSON serialised again with other spacing', async () => {
     const reserialised = JSON.stringify(JSON.parse(body), null, 2);
     expect(await verify(reserialised, signature, secret)).toBe(false);

@@ -172,7 +172,7 @@ function parseSource(input: unknown, path: string, delivery: DeliveryOptions): S
   const destinations = object(`${path}.destinations`, entry.destinations, [WEBHOOKS]);
   if (destinations.Webhooks !== undefined) {
     const prefix = `${path}.destinations.${WEBHOOKS}`;
-    const settings = object(prefix, destinations.Webhooks, ['webhooks', 'sharedSecret']) as unknown as WebhookSettings;
+    const settings = object(prefix, destinations.Webhooks, ['webhooks', 'sharedSecret', 'standardWebhooks']) as unknown as WebhookSettings;
     prefixed(prefix, () => resolveWebhookConfig(settings, delivery));
     source.webhooks = settings;
   }

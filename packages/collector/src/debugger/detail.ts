@@ -1,4 +1,14 @@
-import { displayUrl, type PreparedWebhook, SIGNATURE_HEADER, signBody, USER_AGENT, type WebhookSettings } from 'batched-analytics/internal';
+import {
+  displayUrl,
+  type PreparedWebhook,
+  SIGNATURE_HEADER,
+  signBody,
+  USER_AGENT,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  type WebhookSettings,
+} from 'batched-analytics/internal';
 import type { EventView } from './views.js';
 
 /** What the configured header values are replaced with: they may hold a receiver's credentials. */
@@ -6,7 +16,18 @@ export const HIDDEN = '(hidden: set in the config)';
 
 /** How the page explains `X-Signature`, so a receiver's author can check their own computation. */
 export const SIGNATURE_HOW =
-  "HMAC-SHA1 of the body's exact bytes (as shown, UTF-8), keyed with the source's sharedSecret (not shown), as lowercase hex";
+  "HMAC-SHA1 of the body's exact bytes (as shown, UTF-8), keyed with the source's sharedSecret (the first when it lists several; not shown), as lowercase hex";
+
+/** What the page shows for the two Standard Webhooks headers that each request sets as it leaves. */
+export const PER_REQUEST = {
+  timestamp: '(set as each request leaves: its time, in seconds since the epoch)',
+  signature: (secrets: number) =>
+    `(set as each request leaves: ${secrets === 1 ? 'v1,<signature>' : `${secrets} entries v1,<signature>, one per secret,`} the base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body")`,
+} as const;
+
+/** How the page explains the Standard Webhooks headers. */
+export const STANDARD_WEBHOOKS_HOW =
+  "webhook-signature holds, for each of the source's standardWebhooks secrets (not shown), v1, and the base64 HMAC-SHA256 of webhook-id, a dot, webhook-timestamp, a dot and the body's exact bytes, keyed with the base64-decoded part of the secret after whsec_";
 
 /** The detail view of one event: the exact request each receiver got, headers and all. */
 export interface EventDetail {
@@ -15,13 +36,24 @@ export interface EventDetail {
   body?: string;
   requests: { url: string; headers: Record<string, string> }[];
   signature?: { header: string; value: string; how: string };
+  /** Present when the source sends Standard Webhooks headers. */
+  standardWebhooks?: { how: string };
 }
 
-/** Builds an event's detail: headers as sent, but configured values hidden; the shared secret never appears. */
+/** Builds an event's detail: headers as sent, but configured values hidden; no secret ever appears. */
 export function describeEvent(event: EventView, webhook: PreparedWebhook | undefined, settings: WebhookSettings | undefined): EventDetail {
   if (webhook === undefined || settings === undefined) return { event, requests: [] };
-  const { sharedSecret } = settings;
+  const [sharedSecret] = [settings.sharedSecret ?? []].flat();
   const signature = sharedSecret === undefined ? undefined : { header: SIGNATURE_HEADER, value: signBody(webhook.body, sharedSecret), how: SIGNATURE_HOW };
+  const secrets = settings.standardWebhooks?.secrets.length ?? 0;
+  const standard: Record<string, string> =
+    secrets === 0
+      ? {}
+      : {
+          [WEBHOOK_ID_HEADER]: webhook.messageId,
+          [WEBHOOK_TIMESTAMP_HEADER]: PER_REQUEST.timestamp,
+          [WEBHOOK_SIGNATURE_HEADER]: PER_REQUEST.signature(secrets),
+        };
   const requests = settings.webhooks.map(({ url, headers = {} }) => ({
     url: displayUrl(url),
     headers: {
@@ -29,7 +61,14 @@ export function describeEvent(event: EventView, webhook: PreparedWebhook | undef
       'user-agent': USER_AGENT,
       'content-type': 'application/json',
       ...(signature ? { [signature.header]: signature.value } : {}),
+      ...standard,
     },
   }));
-  return { event, body: webhook.body, requests, ...(signature ? { signature } : {}) };
+  return {
+    event,
+    body: webhook.body,
+    requests,
+    ...(signature ? { signature } : {}),
+    ...(secrets > 0 ? { standardWebhooks: { how: STANDARD_WEBHOOKS_HOW } } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.js';
 import { ConfigError } from 'batched-analytics/internal';
+import { newSecret } from '../../../../test/helpers/standard-webhooks.js';
 
 const hook = (url = 'http://127.0.0.1:9000/in') => ({ webhooks: [{ url }] });
 const source = (extra: Record<string, unknown> = {}) => ({ name: 'web', writeKey: 'wk_web', ...extra });
@@ -17,11 +18,17 @@ function refusal(input: unknown): ConfigError {
 
 describe('parseConfig', () => {
   it('accepts the documented shape and keeps every field', () => {
+    const rotating = {
+      webhooks: [{ url: 'https://b.example/in', rateLimit: 50 }],
+      sharedSecret: ['new-secret', 'old-secret'],
+      standardWebhooks: { secrets: [newSecret(), newSecret()] },
+    };
     const input = {
       adminToken: 'secret-token-0123456789',
       sources: [
         source({ destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } } }),
         { name: 'bare', writeKey: 'wk_bare' },
+        { name: 'rotating', writeKey: 'wk_rot', destinations: { Webhooks: rotating } },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
@@ -36,6 +43,7 @@ describe('parseConfig', () => {
       sources: [
         { name: 'web', writeKey: 'wk_web', webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } },
         { name: 'bare', writeKey: 'wk_bare' },
+        { name: 'rotating', writeKey: 'wk_rot', webhooks: rotating },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
@@ -135,7 +143,32 @@ describe('parseConfig', () => {
     [
       { sources: [source({ destinations: { Webhooks: { ...hook(), secret: 'typo' } } })] },
       'sources[0].destinations.Webhooks.secret',
-      'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, got `secret`',
+      'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, `standardWebhooks`, got `secret`',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { ...hook(), standardWebhooks: { secrets: ['whsec_short'] } } } })] },
+      'sources[0].destinations.Webhooks.standardWebhooks.secrets[0]',
+      'Expected `sources[0].destinations.Webhooks.standardWebhooks.secrets[0]` to be "whsec_" followed by the base64 of 24 to 64 bytes, got another string',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { ...hook(), standardWebhooks: { secret: [] } } } })] },
+      'sources[0].destinations.Webhooks.standardWebhooks.secret',
+      'Expected no `sources[0].destinations.Webhooks.standardWebhooks.secret`: `standardWebhooks` has only `secrets`',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { ...hook(), sharedSecret: ['old-secret', 'old-secret'] } } })] },
+      'sources[0].destinations.Webhooks.sharedSecret[1]',
+      'Expected `sources[0].destinations.Webhooks.sharedSecret[1]` to be listed once, got the same secret as entry 0',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', rateLimit: 0 }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].rateLimit',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].rateLimit` to be an integer >= 1, got `0` (number)',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', rate: 5 }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].rate',
+      'Expected no `sources[0].destinations.Webhooks.webhooks[0].rate`: a webhook has only `url`, `headers`, `rateLimit`',
     ],
     [
       { sources: [source({ destinations: { Webhooks: hook('http://user:pass@x.test/in') } })] },

@@ -169,6 +169,7 @@ export const SCRIPT = `
         el('h2', {}, 'Body sent (exact bytes)'), el('pre', { class: 'sent-body' }, d.body),
         el('h2', {}, 'Requests'), ...requests,
         d.signature ? el('p', { class: 'signature' }, 'X-Signature ', el('code', {}, d.signature.value), ': ' + d.signature.how + '.') : el('p', {}, 'No X-Signature: the source has no sharedSecret.'),
+        d.standardWebhooks ? el('p', { class: 'standard-webhooks' }, 'Standard Webhooks: ' + d.standardWebhooks.how + '.') : undefined,
         el('button', { type: 'button', id: 'replay' }, 'Send again'), el('span', { id: 'replay-result', class: 'note' }),
       ]),
       el('h2', {}, 'Attempts'),

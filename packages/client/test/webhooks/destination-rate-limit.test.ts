@@ -1,0 +1,83 @@
+// `rateLimit`: measured where it matters, at a real loopback receiver.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClosedError, WebhookDestination } from '../../src/webhooks/index.js';
+import { startClockedReceiver } from '../../../../test/helpers/clocked-receiver.js';
+import { startReceiver } from '../../../../test/helpers/receiver.js';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+/** The most of `times` (ms) that fall in any one window of `width` ms. */
+function busiestWindow(times: number[], width = 1_000): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let start = 0, end = 0; start < sorted.length; start += 1) {
+    while (end < sorted.length && sorted[end]! < sorted[start]! + width) end += 1;
+    most = Math.max(most, end - start);
+  }
+  return most;
+}
+
+describe('rateLimit', () => {
+  it('a URL limited to 50/s never sees more than 50 requests in any one-second window (±1), retries included, and nothing is lost', async () => {
+    // Every fifth message is refused once (503) and retried: the retries count against the limit too.
+    const hook = await startClockedReceiver({ refuseEvery: 5 });
+    cleanup.push(() => hook.close());
+    const dest = new WebhookDestination({ webhooks: [{ url: hook.url, rateLimit: 50 }] }, { minRetryDelay: 10, maxRetryDelay: 20 });
+    cleanup.push(() => dest.close());
+
+    // Connected first: a new connection's setup delays the first request's arrival, and the
+    // receiver would see it bunched with the next, which left on time.
+    await dest.deliver({ type: 'track', messageId: 'warm-up-1', userId: 'u', event: 'Warm-up' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const count = 150;
+    const started = performance.now();
+    const results = await Promise.all(Array.from({ length: count }, (_, n) => dest.deliver({ type: 'track', messageId: `m-${n}`, userId: 'u', event: 'Burst' })));
+    const took = performance.now() - started;
+    const arrivals = await hook.arrivals();
+
+    expect(results.filter(({ delivered }) => delivered)).toHaveLength(count);
+    expect(arrivals).toHaveLength(1 + count + count / 5);
+    expect(busiestWindow(arrivals)).toBeLessThanOrEqual(51);
+    // A queue at about the allowed pace (one request every 20 ms), not a much slower one; a timer
+    // late on a busy machine restarts the pace rather than catching up, hence the margin.
+    expect(busiestWindow(arrivals)).toBeGreaterThanOrEqual(45);
+    expect(took).toBeGreaterThanOrEqual((arrivals.length - 2) * 20 - 20);
+    expect(took).toBeLessThan((arrivals.length - 2) * 20 * 1.15);
+  }, 15_000);
+
+  it('limits only its own URL: another URL of the same destination gets every message at once', async () => {
+    const fast = await startReceiver();
+    const limited = await startReceiver();
+    cleanup.push(() => fast.close(), () => limited.close());
+    const dest = new WebhookDestination({ webhooks: [{ url: limited.url, rateLimit: 5 }, { url: fast.url }] });
+    cleanup.push(() => dest.close());
+    const started = performance.now();
+    const results = await Promise.all(Array.from({ length: 20 }, (_, n) => dest.deliver({ type: 'track', messageId: `m-${n}`, userId: 'u', event: 'Two URLs' })));
+    expect(results.every(({ delivered }) => delivered)).toBe(true);
+    expect(fast.requests).toHaveLength(20);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // The limited URL has had only its share meanwhile; the rest waits its turn.
+    expect(limited.requests.length).toBeLessThanOrEqual(6);
+  });
+
+  it('close() ends the requests waiting for their turn at once: not delivered, a ClosedError each, no rejection left', async () => {
+    const hook = await startReceiver();
+    cleanup.push(() => hook.close());
+    const dest = new WebhookDestination({ webhooks: [{ url: hook.url, rateLimit: 1 }] });
+    const pending = Array.from({ length: 5 }, (_, n) => dest.deliver({ type: 'track', messageId: `m-${n}`, userId: 'u', event: 'Queued' }));
+    expect(await pending[0]).toMatchObject({ delivered: true });
+    const started = performance.now();
+    await dest.close();
+    const results = await Promise.all(pending);
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(results.filter(({ delivered }) => delivered)).toHaveLength(1);
+    for (const { delivered, error } of results.filter((result) => !result.delivered)) {
+      expect(delivered).toBe(false);
+      expect(error).toBeInstanceOf(ClosedError);
+    }
+    expect(hook.requests).toHaveLength(1);
+  });
+});
