@@ -22,11 +22,12 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live page sign-in in Chromium${CHR
   beforeAll(async () => {
     hook = await startLoopback();
     const sources = [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: `${hook.url}/in` }] } } }];
+    ({ browser, close: closeBrowser } = await launchChromium());
+    // Each its own start, so that one refused (an older collector without `readToken`) fails only its own tests.
     [exposed, local] = await Promise.all([
-      startCollector(['--config', writeConfig(temp.dir, { adminToken: ADMIN, readToken: READER, sources }, 'exposed.json'), '--host', '0.0.0.0', '--port', '0', '--data-dir', `${temp.dir}/exposed`]),
+      startCollector(['--config', writeConfig(temp.dir, { adminToken: ADMIN, readToken: READER, sources }, 'exposed.json'), '--host', '0.0.0.0', '--port', '0', '--data-dir', `${temp.dir}/exposed`]).catch(() => undefined!),
       startCollector(['--config', writeConfig(temp.dir, { sources }, 'local.json'), '--port', '0', '--data-dir', `${temp.dir}/local`]),
     ]);
-    ({ browser, close: closeBrowser } = await launchChromium());
   }, 60_000);
 
   afterAll(async () => {
@@ -46,12 +47,14 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live page sign-in in Chromium${CHR
   }
 
   async function signIn(page: Page, token: string): Promise<void> {
+    expect(exposed, 'the collector on 0.0.0.0 started').toBeDefined();
     await page.goto(pageUrl(exposed));
     await page.fill('input[name="token"]', token);
     await page.click('button[type="submit"]');
   }
 
   it('asks for the token with a form, refuses a wrong one on the page, then signs in with a cookie and streams', async () => {
+    expect(exposed, 'the collector on 0.0.0.0 started').toBeDefined();
     await browser.clearCookies();
     const page = await browser.newPage();
     await send(exposed, 'Before Sign-in');

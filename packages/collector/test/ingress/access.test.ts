@@ -109,7 +109,8 @@ describe('listening on every address (0.0.0.0)', () => {
   it('signs a browser in with a form: an HttpOnly, SameSite=Strict cookie that is not the token, Secure behind HTTPS', async () => {
     const { collector } = await exposed();
     const signIn = (token: string, headers: Record<string, string> = {}) =>
-      fetch(`${collector.url}/sign-in`, {
+      // Under a name the live page answers to: 0.0.0.0 is none.
+      fetch(`http://localhost:${new URL(collector.url).port}/sign-in`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
         body: new URLSearchParams({ token }),
