@@ -3,7 +3,7 @@ import { SIGN_IN_STYLE } from './page/sign-in-style.js';
 
 /**
  * The live page's sign-in form, served at `GET /` to a browser that must sign in: the token goes to
- * `POST sign-in` (relative, so that a proxy's path prefix is kept), which sets the session cookie
+ * `POST session` (relative, so that a proxy's path prefix is kept), which sets the session cookie
  * and sends the browser back to the page. No script: it works with the page's strict CSP.
  * @param error shown above the form after a token that was refused.
  */
@@ -21,7 +21,7 @@ export function signInPage(error?: string): string {
 <h1>Live events: sign in</h1>
 <p>This collector shows its messages to its operators only. Enter the config's <code>adminToken</code> (reads and sends again) or <code>readToken</code> (reads).</p>
 ${error === undefined ? '' : `<p id="sign-in-error" role="alert">${error}</p>`}
-<form id="sign-in" method="post" action="sign-in">
+<form id="sign-in" method="post" action="session">
   <label>Token <input name="token" type="password" autocomplete="current-password" required autofocus></label>
   <button type="submit">Sign in</button>
 </form>

@@ -85,7 +85,9 @@ export function createHandler(context: ServerContext): RequestListener {
     ...HEALTH_ROUTES(context.readiness),
     // A browser that must sign in gets the form instead of the page (401: it shows nothing).
     ['/', onOwnHost('GET', (req, res) => (access.mustSignIn(req) ? sendHtml(res, 401, signInPage(), SIGN_IN_HEADERS) : sendHtml(res, 200, PAGE, PAGE_HEADERS)))],
-    ['/sign-in', onOwnHost('POST', (req, res) => signIn(req, res, access))],
+    // The form on its own, for a browser that may read without signing in but wants to send again.
+    ['/sign-in', onOwnHost('GET', (_, res) => sendHtml(res, 200, signInPage(), SIGN_IN_HEADERS))],
+    ['/session', onOwnHost('POST', (req, res) => signIn(req, res, access))],
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
     ['/v1/batch', ingest(parseBatch)],
@@ -186,7 +188,7 @@ function sendHtml(res: ServerResponse, status: number, html: string, headers: Re
 }
 
 /**
- * `POST /sign-in` (the page's form, `token=<token>`): a session cookie and back to the page (303),
+ * `POST /session` (the sign-in form, `token=<token>`): a session cookie and back to the page (303),
  * or the form again with a message (401). The token is never echoed nor logged.
  */
 async function signIn(req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {

@@ -213,11 +213,18 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     await expect.poll(() => page.locator('#no-match').isVisible()).toBe(false);
   });
 
-  it('sends a delivery again from the detail view with the admin token: same messageId and body', async () => {
+  it('sends a delivery again from the detail view once signed in with the admin token: same messageId and body', async () => {
     const before = ok.requests.filter((request) => request.body.includes('Checkout Started'));
     await row('Checkout Started').click();
     await expect.poll(() => page.locator('#replay').isVisible()).toBe(true);
-    page.once('dialog', (dialog) => void dialog.accept('admin-token-0123456789'));
+    // On loopback the page reads without signing in; sending again needs the admin token, and says so.
+    await page.click('#replay');
+    await expect.poll(() => page.locator('#replay-result').textContent()).toMatch(/adminToken/);
+    await page.click('#replay-result a');
+    await page.fill('input[name="token"]', 'admin-token-0123456789');
+    await page.click('button[type="submit"]');
+    await expect.poll(() => page.locator('#state').getAttribute('data-state')).toBe('open');
+    await row('Checkout Started').click();
     await page.click('#replay');
     await expect.poll(() => page.locator('#replay-result').textContent()).toMatch(/queued as event/);
     await expect.poll(() => ok.requests.filter((request) => request.body.includes('Checkout Started')).length).toBe(before.length + 1);

@@ -110,7 +110,7 @@ describe('listening on every address (0.0.0.0)', () => {
     const { collector } = await exposed();
     const signIn = (token: string, headers: Record<string, string> = {}) =>
       // Under a name the live page answers to: 0.0.0.0 is none.
-      fetch(`http://localhost:${new URL(collector.url).port}/sign-in`, {
+      fetch(`http://localhost:${new URL(collector.url).port}/session`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
         body: new URLSearchParams({ token }),

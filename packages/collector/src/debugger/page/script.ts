@@ -206,6 +206,7 @@ export const SCRIPT = `
     const response = await fetch('v1/deliveries/' + encodeURIComponent(openId) + '/replay', { method: 'POST' }).catch(() => undefined);
     const answer = response ? await response.json().catch(() => ({})) : { error: 'the collector did not answer' };
     result.textContent = response && response.ok ? ' queued as event ' + answer.id : ' ' + (answer.error || 'HTTP ' + response.status);
+    if (response && response.status === 401) result.append(' ', el('a', { href: 'sign-in' }, 'Sign in with the adminToken'));
   }
 
   // Pages back through the collector's history, below the rows already shown.
