@@ -47,7 +47,8 @@ const HEALTH_ROUTES = (readiness: Readiness): [string, Route][] => [
 
 /**
  * The collector's HTTP routes: the ingestion API (`/v1/batch`, `/v1/<call>`), audiences,
- * deletions and the live debugger (`/`, `/events`).
+ * deletions, the live debugger (`/`, `/events`, `/history`, `/events/<id>`, replays) with its
+ * sign-in (`/sign-in`, `/session`), and the health routes (`/healthz`, `/readyz`).
  */
 export function createHandler(context: ServerContext): RequestListener {
   const { access } = context;

@@ -45,6 +45,24 @@ it('exits 1 after postgres.startTimeout when the database never comes up, having
   expect(result.stderr).not.toContain('s3cret');
 });
 
+it('stops waiting on SIGTERM: exit 1 at once, as a start that failed', async () => {
+  const file = writeConfig(temp.dir, config('http://127.0.0.1:9/hook', { startTimeout: 30_000 }), 'stopped-wait.json');
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', file, '--port', '0', '--store', 'postgres://collector@127.0.0.1:1/analytics'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await expect.poll(() => stderr, { timeout: 5_000 }).toMatch(/the store is not available yet \(try 1\)/);
+    const stopping = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(1);
+    expect(Date.now() - stopping).toBeLessThan(1_500);
+    expect(stderr).toMatch(/cannot start: Cannot open the PostgreSQL store/);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
 describe.skipIf(POSTGRES_SKIP !== undefined)(`serve --store, started before the database${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
   it('waits for a database that is down at start: /healthz 200, /readyz 503 meanwhile; serves and delivers once it is up', async () => {
     const database = await cluster().createDatabase();
