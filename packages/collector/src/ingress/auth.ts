@@ -111,9 +111,9 @@ export class Access {
     return role === undefined ? undefined : this.#cookies.issue(role, overHttps(req));
   }
 
-  /** Whether the page must ask a browser without a session to sign in. */
+  /** Whether the page must ask a browser to sign in: it needs credentials, has none, and there is a token to sign in with. */
   mustSignIn(req: IncomingMessage): boolean {
-    return this.#roleOf(req) === undefined && !this.#openToReaders(req);
+    return this.configured && this.#roleOf(req) === undefined && !this.#openToReaders(req);
   }
 
   #openToReaders(req: IncomingMessage): boolean {

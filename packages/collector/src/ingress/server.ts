@@ -85,7 +85,12 @@ export function createHandler(context: ServerContext): RequestListener {
   const routes = new Map<string, Route>([
     ...HEALTH_ROUTES(context.readiness),
     // A browser that must sign in gets the form instead of the page (401: it shows nothing).
-    ['/', onOwnHost('GET', (req, res) => (access.mustSignIn(req) ? sendHtml(res, 401, signInPage(), SIGN_IN_HEADERS) : sendHtml(res, 200, PAGE, PAGE_HEADERS)))],
+    ['/', onOwnHost('GET', (req, res) => {
+      if (access.mustSignIn(req)) return sendHtml(res, 401, signInPage(), SIGN_IN_HEADERS);
+      // Without a token to sign in with, a request that must have one is told so.
+      access.requireReader(req);
+      sendHtml(res, 200, PAGE, PAGE_HEADERS);
+    })],
     // The form on its own, for a browser that may read without signing in but wants to send again.
     ['/sign-in', onOwnHost('GET', (_, res) => sendHtml(res, 200, signInPage(), SIGN_IN_HEADERS))],
     ['/session', onOwnHost('POST', (req, res) => signIn(req, res, access))],

@@ -147,6 +147,10 @@ describe('listening on loopback', () => {
     expect(replay.headers.get('www-authenticate')).toBeNull();
     expect(replay.body.error).not.toMatch(/redelivery are/);
     expect((await postJson(`${collector.url}/v1/track`, { userId: 'u', event: 'E' })).headers.get('www-authenticate')).toMatch(/^Basic /);
+    // Relayed by a proxy, with no token to sign in with: refused, saying what to add.
+    const relayed = await get(collector, '/', { 'x-forwarded-for': '203.0.113.9' });
+    expect(relayed.status).toBe(401);
+    expect(JSON.parse(relayed.body)).toMatchObject({ code: 'ERR_UNAUTHORIZED', error: expect.stringContaining('readToken') });
   });
 
   it('asks for credentials from a request a proxy relayed (X-Forwarded-For), when a token is configured', async () => {
