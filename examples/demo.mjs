@@ -48,6 +48,8 @@ await writeFile(
   JSON.stringify({
     adminToken: ADMIN_TOKEN,
     sources: [{ name: 'demo', writeKey: WRITE_KEY, destinations: { Webhooks: { webhooks: [{ url: hookUrl }], sharedSecret: SECRET } } }],
+    // No load balancer to wait for: stop at once.
+    server: { drainDelay: 0 },
   }),
 );
 const collector = spawn(process.execPath, [CLI, 'serve', '--config', config, '--port', '0', '--data-dir', path.join(dir, 'data')], {

@@ -32,11 +32,22 @@ export function tempDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Writes a config file into `dir` and returns its path. */
+/**
+ * Writes a config file into `dir` and returns its path. A config object with sources and without
+ * `server.drainDelay` gets 0: a stopping collector then stops at once, as tests expect, unless the
+ * test is about the delay.
+ */
 export function writeConfig(dir: string, config: unknown, name = 'collector.json'): string {
   const file = path.join(dir, name);
-  writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+  writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(withoutDrain(config)));
   return file;
+}
+
+function withoutDrain(config: unknown): unknown {
+  if (typeof config !== 'object' || config === null || !('sources' in config)) return config;
+  const server = (config as { server?: unknown }).server;
+  if (server !== undefined && (typeof server !== 'object' || server === null || 'drainDelay' in server)) return config;
+  return { ...config, server: { drainDelay: 0, ...(server as object | undefined) } };
 }
 
 /**

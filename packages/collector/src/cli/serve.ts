@@ -3,8 +3,8 @@ import { COLLECTOR_DEFAULTS, startCollector } from '../ingress/collector.js';
 import { CONFIG_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
 import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';
-import { AnalyticsError, type Command, type CommandContext, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
-import { POSTGRES_TIMEOUTS } from '../config/postgres-timeouts.js';
+import { AnalyticsError, type Command, type CommandContext, ConfigError, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
+import { POSTGRES_OPTIONS } from '../config/postgres-timeouts.js';
 
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
 export const DEFAULT_DATA_DIR = '.batched-analytics';
@@ -19,8 +19,9 @@ POST /v1/audiences, POST /v1/deletions, and a live event debugger at /. Prints i
 Options:
   --config FILE    JSON config: sources, their write keys and Webhooks destinations (required)
   --port N         port to listen on; 0 picks a free one (default ${COLLECTOR_DEFAULTS.port})
-  --host H         address to listen on (default ${COLLECTOR_DEFAULTS.host}; anything else exposes
-                   the API and the debugger to the network)
+  --host H         address to listen on (default ${COLLECTOR_DEFAULTS.host}); any other than loopback
+                   needs "adminToken" or "readToken" in the config: the live page, its
+                   stream and details then answer only to a token or a signed-in browser
   --data-dir DIR   where messages waiting for delivery are journaled, so they survive a crash
                    (default ./${DEFAULT_DATA_DIR} in the current directory)
   --store URL      keep them in PostgreSQL instead: postgres://USER[:PASSWORD]@HOST:PORT/DB
@@ -30,33 +31,38 @@ Options:
   -h, --help       this help
 
 Config file:
-  { "adminToken": "at least ${MIN_TOKEN_LENGTH} characters: the bearer token of deletions and \"Send again\"",
+  { "adminToken": "at least ${MIN_TOKEN_LENGTH} characters: reads the live page, sends again, deletes",
+    "readToken": "at least ${MIN_TOKEN_LENGTH} characters: reads the live page and its stream only",
     "sources": [ { "name": "web", "writeKey": "wk_web",
       "destinations": { "Webhooks": { "webhooks": [ { "url": "http://127.0.0.1:9000/in",
         "headers": { "X-Env": "dev" }, "rateLimit": 50 } ], "sharedSecret": "optional",
         "standardWebhooks": { "secrets": [ "whsec_… (optional)" ] } } } } ],
     "delivery": { "timeout": 5000, "retryWindow": 14400000, "minRetryDelay": 1000,
                   "maxRetryDelay": 300000, "maxRequestsPerUrl": 64, "breakerThreshold": 5 },
-    "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections} },
+    "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections},
+                "drainDelay": ${SERVER_DEFAULTS.drainDelay}, "sessionLifetime": ${SERVER_DEFAULTS.sessionLifetime} },
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
     "historyEvents": ${CONFIG_DEFAULTS.historyEvents},
     "store": "postgres://collector@db.internal:5432/analytics",
-    "postgres": { "connectTimeout": ${POSTGRES_TIMEOUTS.connectTimeout}, "statementTimeout": ${POSTGRES_TIMEOUTS.statementTimeout}, "queryTimeout": ${POSTGRES_TIMEOUTS.queryTimeout},
-                  "idleInTransactionTimeout": ${POSTGRES_TIMEOUTS.idleInTransactionTimeout} } }
+    "postgres": { "connectTimeout": ${POSTGRES_OPTIONS.connectTimeout}, "startTimeout": ${POSTGRES_OPTIONS.startTimeout}, "statementTimeout": ${POSTGRES_OPTIONS.statementTimeout},
+                  "queryTimeout": ${POSTGRES_OPTIONS.queryTimeout}, "idleInTransactionTimeout": ${POSTGRES_OPTIONS.idleInTransactionTimeout} } }
   Only "sources" is required; durations are in ms, and the delivery, server, queue, postgres and
   historyEvents values shown are the defaults (the server's timeouts are at most 30000).
   "queue": how long a collector's claim on a delivery lasts unless renewed (what a dead
   collector's deliveries wait before another takes them over), how often it looks for due
   work, and how many deliveries it holds at once. "historyEvents": how many events the live
-  page can page back through. "postgres" (with "store" or --store): how long connecting may
-  take (a start against a database that does not answer fails after it), how long the server
+  page can page back through. "server.drainDelay": on SIGTERM or SIGINT, how long ingestion
+  keeps answering after /readyz turned 503; "sessionLifetime": how long a browser stays signed
+  in. "postgres" (with "store" or --store): how long connecting may take, how long a start
+  waits for a database that is not up yet (0 to 3600000), how long the server
   lets a statement run, how long the collector waits for any answer (at least the statement
   timeout: a frozen server cannot cancel its own), and how long a transaction may wait on the
-  collector; each from 100 to 60000. A database that fails or does not answer in time gets
+  collector; the others from 100 to 60000. A database that fails or does not answer in time gets
   requests refused with 503 and Retry-After, until it is back. The live page answers only
   under the collector's own address (with loopback: localhost, 127.0.0.1, [::1], with the port)
-  and "allowedHosts".
+  and "allowedHosts". GET /healthz (the process serves) and GET /readyz (the store answers, not
+  stopping) need no token.
 `;
 
 /** `batched-analytics serve`: the local collector. */
@@ -94,8 +100,10 @@ export const serveCommand: Command = {
     let collector;
     try {
       const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
-      collector = await startCollector({ config, dataDir, port, host: values.host, store });
+      collector = await startCollector({ config, dataDir, port, host: values.host, store, signal: context.signal });
     } catch (error) {
+      // A token missing for the address is a config fault: exit 2, as any other.
+      if (error instanceof ConfigError) throw error;
       context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, values.host, port)}\n`);
       return EXIT.incomplete;
     }
@@ -117,6 +125,11 @@ export const serveCommand: Command = {
       if (context.signal.aborted) resolve();
       else context.signal.addEventListener('abort', () => resolve(), { once: true });
     });
+    if (config.server.drainDelay > 0) {
+      // A second signal (context.force) cuts the delay short.
+      context.stderr.write(`collector draining: /readyz answers 503; still taking messages for ${config.server.drainDelay} ms (server.drainDelay)\n`);
+      await collector.drain(context.force);
+    }
     context.stderr.write(`collector stopping; undelivered messages stay in the ${kept}\n`);
     await collector.close();
     return EXIT.ok;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
 import { postgresUrl } from './connection-string.js';
-import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from './postgres-timeouts.js';
+import { POSTGRES_OPTIONS, type PostgresOptions } from './postgres-timeouts.js';
 
 /**
  * How the collector's Webhooks destinations send: the destination's own options, with the same
@@ -30,10 +30,24 @@ export interface ServerOptions {
    * @default 1000
    */
   maxConnections: number;
+  /**
+   * On SIGTERM or SIGINT, how long the collector keeps taking messages after `/readyz` turned 503,
+   * so that a load balancer stops sending to it before it stops listening.
+   * @default 5000
+   */
+  drainDelay: number;
+  /** How long a browser stays signed in to the live page (its session cookie's lifetime). @default 43200000 (12 h) */
+  sessionLifetime: number;
 }
 
 /** Defaults of {@link ServerOptions}, declared once. */
-export const SERVER_DEFAULTS: Readonly<ServerOptions> = Object.freeze({ headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 });
+export const SERVER_DEFAULTS: Readonly<ServerOptions> = Object.freeze({
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  maxConnections: 1_000,
+  drainDelay: 5_000,
+  sessionLifetime: 12 * 60 * 60 * 1000,
+});
 
 /**
  * How a collector process takes its share of the delivery queue: it claims deliveries for `lease`
@@ -75,8 +89,13 @@ export interface SourceConfig {
 
 /** A validated collector config file. */
 export interface CollectorConfig {
-  /** The bearer token `POST /v1/deletions` requires; absent means deletions are refused. */
+  /**
+   * The token of the admin: reads the live page, its stream and details, sends deliveries again and
+   * asks for deletions. Absent: replays and deletions are refused.
+   */
   adminToken?: string;
+  /** A token that reads the live page, its stream and details (and `/metrics`), nothing more. */
+  readToken?: string;
   sources: SourceConfig[];
   delivery: DeliveryOptions;
   server: ServerOptions;
@@ -88,7 +107,7 @@ export interface CollectorConfig {
   /** A PostgreSQL URL to keep deliveries and audiences in instead of the data dir's journal. */
   store?: string;
   /** How long the collector waits on PostgreSQL (with `store` or `--store`). */
-  postgres: PostgresTimeouts;
+  postgres: PostgresOptions;
 }
 
 /** Defaults of the config's top-level entries. */
@@ -97,7 +116,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
+const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -112,10 +131,16 @@ const SERVER_LIMITS: Record<keyof ServerOptions, [min: number, max: number]> = {
   headersTimeout: [1, 30_000],
   requestTimeout: [1, 30_000],
   maxConnections: [1, Number.MAX_SAFE_INTEGER],
+  // Orchestrators kill a process that takes longer than about half a minute to stop.
+  drainDelay: [0, 60_000],
+  // A week at most: a stolen cookie is good for that long, and tokens are not revoked per browser.
+  sessionLifetime: [60_000, 7 * 24 * 60 * 60 * 1000],
 };
 /** Below 100 ms a healthy database on a network fails them; beyond a minute every client has given up long before. */
-const POSTGRES_LIMITS: Record<keyof PostgresTimeouts, [min: number, max: number]> = {
+const POSTGRES_LIMITS: Record<keyof PostgresOptions, [min: number, max: number]> = {
   connectTimeout: [100, 60_000],
+  // 0: no waiting, the first failure ends the start. An hour covers any deploy order.
+  startTimeout: [0, 60 * 60 * 1000],
   statementTimeout: [100, 60_000],
   queryTimeout: [100, 60_000],
   idleInTransactionTimeout: [100, 60_000],
@@ -143,6 +168,10 @@ export function parseConfig(input: unknown): CollectorConfig {
     historyEvents: top.historyEvents === undefined ? CONFIG_DEFAULTS.historyEvents : integer('historyEvents', top.historyEvents, 200),
   };
   if (top.adminToken !== undefined) config.adminToken = parseToken('adminToken', top.adminToken);
+  if (top.readToken !== undefined) config.readToken = parseToken('readToken', top.readToken);
+  if (config.readToken !== undefined && config.readToken === config.adminToken) {
+    throw new ConfigError('readToken', 'Expected `readToken` to differ from `adminToken`: the same token cannot both allow and refuse replays');
+  }
   if (top.store !== undefined) config.store = postgresUrl('store', top.store);
   if (!Array.isArray(top.sources) || top.sources.length === 0) {
     throw new ConfigError('sources', `Expected \`sources\` to be a non-empty array, got ${describe(top.sources)}`);
@@ -204,8 +233,8 @@ function parseServer(input: unknown): ServerOptions {
   return server;
 }
 
-function parsePostgres(input: unknown): PostgresTimeouts {
-  const postgres = bounded('postgres', input, POSTGRES_TIMEOUTS, POSTGRES_LIMITS);
+function parsePostgres(input: unknown): PostgresOptions {
+  const postgres = bounded('postgres', input, POSTGRES_OPTIONS, POSTGRES_LIMITS);
   if (postgres.queryTimeout < postgres.statementTimeout) {
     throw new ConfigError(
       'postgres.queryTimeout',
@@ -261,7 +290,7 @@ function nonEmptyString(path: string, value: unknown): string {
   return value;
 }
 
-/** Shortest `adminToken`: short enough to guess is no protection. */
+/** Shortest `adminToken` or `readToken`: short enough to guess is no protection. */
 export const MIN_TOKEN_LENGTH = 16;
 
 /** What a bearer token can hold in an `Authorization` header: one run of visible ASCII. */

@@ -9,8 +9,7 @@ import type { ClientConfig } from 'pg';
 export interface PostgresTimeouts {
   /**
    * How long opening a connection may take, TCP and PostgreSQL's start-up both; also how long a
-   * statement waits for a free pooled connection. A collector whose database does not answer at
-   * start exits after this.
+   * statement waits for a free pooled connection.
    * @default 3000
    */
   connectTimeout: number;
@@ -43,6 +42,20 @@ export const POSTGRES_TIMEOUTS: Readonly<PostgresTimeouts> = Object.freeze({
   queryTimeout: 4_000,
   idleInTransactionTimeout: 5_000,
 });
+
+/** The config's `"postgres"` entry: the timeouts of every connection, and how long a start waits. */
+export interface PostgresOptions extends PostgresTimeouts {
+  /**
+   * How long a collector started before its database keeps trying to open the store (with backoff,
+   * each try logged; `/readyz` answers 503 meanwhile) before it exits 1. 0: it exits at the first
+   * failure, after at most `connectTimeout`.
+   * @default 60000
+   */
+  startTimeout: number;
+}
+
+/** Defaults of {@link PostgresOptions}, declared once. */
+export const POSTGRES_OPTIONS: Readonly<PostgresOptions> = Object.freeze({ ...POSTGRES_TIMEOUTS, startTimeout: 60_000 });
 
 /** What node-postgres makes of the timeouts, for a pool's connections and single ones alike. */
 export function connectionConfig(connectionString: string, timeouts: PostgresTimeouts): ClientConfig {

@@ -85,10 +85,13 @@ export class EventHub {
     return this.#events.get(id)?.webhook;
   }
 
-  /** Up to `limit` kept events older than `before` (an event id), newest first, and whether more are kept. */
-  older(before: string, limit: number): { events: EventView[]; more: boolean } {
+  /**
+   * Up to `limit` kept events older than `before` (an event id), or the newest without it, newest
+   * first, and whether more are kept.
+   */
+  older(before: string | undefined, limit: number): { events: EventView[]; more: boolean } {
     const ids = [...this.#events.keys()];
-    const end = ids.indexOf(before);
+    const end = before === undefined ? ids.length : ids.indexOf(before);
     if (end === -1) return { events: [], more: false };
     const start = Math.max(0, end - limit);
     return { events: ids.slice(start, end).reverse().map((id) => this.#events.get(id)!.view), more: start > 0 };

@@ -34,6 +34,7 @@ export const PAGE = `<!doctype html>
   <thead><tr><th>Received</th><th>Source</th><th>Event</th><th>Routing</th><th>Status</th><th>Webhooks</th></tr></thead>
   <tbody id="events"><tr id="empty"><td colspan="6">No events yet. Send some with the client.</td></tr></tbody>
 </table></div>
+<p id="no-match" hidden>No event matches these filters. Clear them to see every event.</p>
 <p><button type="button" id="older">Load older events</button></p>
 <aside id="detail" hidden aria-labelledby="detail-title">
   <header><h2 id="detail-title">Event</h2><button type="button" id="close" aria-label="Close the detail (Escape)">Close</button></header>
@@ -65,6 +66,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-resource-policy': 'same-origin',
 });
 
-function sha256(text: string): string {
+/** The CSP source of an inline script or style: its SHA-256. */
+export function sha256(text: string): string {
   return `sha256-${createHash('sha256').update(text).digest('base64')}`;
 }

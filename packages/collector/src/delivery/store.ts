@@ -69,8 +69,16 @@ export interface AudiencePlan {
  * one process) and PostgreSQL; both pass one contract suite (test/collector/store-contract.ts).
  */
 export interface Store {
-  /** Connects or recovers what the previous run left; called once, before any other method. */
+  /**
+   * Connects or recovers what the previous run left; called before any other method, and again
+   * only after it rejected with `ERR_STORE_CONNECT` (the database was not reachable yet).
+   */
   open(): Promise<StoreSnapshot>;
+  /**
+   * Resolves when the store answers now (`/readyz` asks); rejects with why it does not. Absent: a
+   * store that is open always answers.
+   */
+  ping?(): Promise<void>;
   /**
    * Records deliveries, all or nothing, and resolves only once they are durable: the collector
    * answers 200 after this, never before. They are due at once.

@@ -1,15 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { log } from 'batched-analytics/internal';
-import type { CollectorConfig } from '../config/config.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, log } from 'batched-analytics/internal';
+import { Access, isLoopback } from './auth.js';
+import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { EventHub } from '../debugger/events.js';
 import { HistoryFile } from '../debugger/history.js';
 import { HostCheck } from './hosts.js';
 import { JournalStore } from '../delivery/journal.js';
+import { openStore } from '../delivery/open-store.js';
+import { Readiness } from './health.js';
 import { Router } from './router.js';
-import { createHandler } from './server.js';
-import type { Store } from '../delivery/store.js';
+import { createHandler, startingHandler } from './server.js';
+import type { Store, StoreSnapshot } from '../delivery/store.js';
 
 /** Options of {@link startCollector}. */
 export interface CollectorOptions {
@@ -22,6 +26,8 @@ export interface CollectorOptions {
   port?: number;
   /** Replaces the file journal, e.g. with a server-grade store. @default a `JournalStore` in `dataDir` */
   store?: Store;
+  /** Gives up waiting for the store (the process was asked to stop before it started). */
+  signal?: AbortSignal;
 }
 
 /** A collector that is listening. */
@@ -34,7 +40,13 @@ export interface RunningCollector {
    */
   resumed: number;
   /**
-   * Stops accepting, ends live-debugger streams, waits for requests in progress (up to 2 s), stops
+   * Starts stopping the way a load balancer needs: `/readyz` answers 503 from now on, while
+   * everything else keeps answering for `server.drainDelay` ms (or until `signal` aborts), so that
+   * the balancer stops sending first. Then call `close()`.
+   */
+  drain(signal?: AbortSignal): Promise<void>;
+  /**
+   * Stops accepting (`/readyz` answers 503 from the start), ends live-debugger streams, waits for requests in progress (up to 2 s), stops
    * deliveries (what is undelivered stays in the store) and closes the store. Idempotent.
    */
   close(): Promise<void>;
@@ -47,50 +59,73 @@ export const COLLECTOR_DEFAULTS = { host: '127.0.0.1', port: 8088 } as const;
 const CLOSE_GRACE = 2_000;
 
 /**
- * Starts the local collector: recovers the store, listens, then resumes pending deliveries.
- * @throws when the store cannot be opened (e.g. another process holds the data dir) or the port is taken.
+ * Starts the local collector: listens (`/healthz` and `/readyz` answer at once, everything else 503
+ * until the store is open), opens the store (waiting up to `postgres.startTimeout` for a database
+ * that is not up yet), then serves and resumes pending deliveries.
+ * @throws {ConfigError} naming `adminToken` when it would listen beyond loopback without a token;
+ * what the store's opening threw (e.g. another process holds the data dir, or the database was
+ * not reachable in time), or the listening error (e.g. the port is taken).
  */
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
   const { config } = options;
-  const store = options.store ?? new JournalStore(options.dataDir);
-  const snapshot = await store.open();
-  const sources = new Map(config.sources.map((source) => [source.name, source]));
-  // The history lives beside the journal, or in a store that keeps one for every process sharing
-  // it; with another store (no data dir of its own) in memory only.
-  const history = options.store ? options.store.history?.(config.historyEvents) : new HistoryFile(options.dataDir, config.historyEvents);
-  const hub = new EventHub({ retention: config.historyEvents, history });
-  await hub.load();
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, show: (delivery) => router.showClaimed(delivery) });
-  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease });
+  const access = new Access(config);
+  const readiness = new Readiness();
   const hosts = new HostCheck(config.allowedHosts);
   const { headersTimeout, requestTimeout, maxConnections } = config.server;
+  // Until the store is open, only the health routes answer; then the collector's own routes.
+  let handler = startingHandler(readiness);
   const server = http.createServer(
     // Node checks the timeouts every connectionsCheckingInterval (30 s by default), which would let
     // a slow client hold its connection that much longer than configured.
     { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) },
-    createHandler({ config, router, hub, hosts }),
+    (req, res) => handler(req, res),
   );
   server.maxConnections = maxConnections;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? COLLECTOR_DEFAULTS.port, options.host ?? COLLECTOR_DEFAULTS.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? COLLECTOR_DEFAULTS.port, options.host ?? COLLECTOR_DEFAULTS.host, () => {
+      server.off('error', reject);
+      resolve();
     });
-  } catch (error) {
-    await Promise.all([deliverer.close(), store.close(), hub.close()]);
-    throw error;
-  }
+  });
   const { address, family, port } = server.address() as AddressInfo;
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  access.listening(address);
   hosts.listening(address, port);
+  const store: Store = options.store ?? new JournalStore(options.dataDir);
+  let snapshot: StoreSnapshot | undefined;
+  let opened: Awaited<ReturnType<typeof serveFrom>>;
+  try {
+    if (!access.configured && !isLoopback(address)) {
+      throw new ConfigError(
+        'adminToken',
+        `Listening on ${options.host ?? address} shows every message to whoever reaches the port: add "adminToken" (or "readToken") to the config, at least ${MIN_TOKEN_LENGTH} characters, or listen on 127.0.0.1`,
+      );
+    }
+    snapshot = await openStore(store, {
+      // Only a database can be "not up yet"; the journal's failures are final.
+      startTimeout: options.store ? config.postgres.startTimeout : 0,
+      signal: options.signal,
+      onWait: (reason) => readiness.starting(`the store is not available yet: ${reason}`),
+    });
+    opened = await serveFrom(store, options);
+  } catch (error) {
+    // What was opened is closed: the caller gets an error, not a process kept alive by a listener.
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // A store whose opening failed has nothing to close.
+    if (snapshot !== undefined) await store.close().catch(() => undefined);
+    throw error;
+  }
+  const { hub, router, deliverer } = opened;
+  handler = createHandler({ config, router, hub, hosts, access, readiness });
+  readiness.serving(() => store.ping?.() ?? Promise.resolve());
   deliverer.start();
   log('collector: listening on %s; %d deliveries pending in the store', url, snapshot.pending);
 
   let closing: Promise<void> | undefined;
   const close = async () => {
+    readiness.stopping();
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     // Ends the pages' streams now, or the server would wait for them; the history is written last.
     void hub.close();
@@ -105,6 +140,24 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   return {
     url,
     resumed: snapshot.pending,
+    drain: async (signal) => {
+      readiness.stopping();
+      await sleep(config.server.drainDelay, undefined, { signal, ref: false }).catch(() => undefined);
+    },
     close: () => (closing ??= close()),
   };
+}
+
+/** What serves from an open store: the live page's events, the router and the deliverer (not started yet). */
+async function serveFrom(store: Store, options: CollectorOptions): Promise<{ hub: EventHub; router: Router; deliverer: Deliverer }> {
+  const { config } = options;
+  const sources = new Map(config.sources.map((source) => [source.name, source]));
+  // The history lives beside the journal, or in a store that keeps one for every process sharing
+  // it; with another store (no data dir of its own) in memory only.
+  const history = options.store ? options.store.history?.(config.historyEvents) : new HistoryFile(options.dataDir, config.historyEvents);
+  const hub = new EventHub({ retention: config.historyEvents, history });
+  await hub.load();
+  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, show: (delivery) => router.showClaimed(delivery) });
+  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease });
+  return { hub, router, deliverer };
 }

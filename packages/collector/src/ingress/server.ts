@@ -1,13 +1,15 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
-import { hasBearer, sourceOf } from './auth.js';
+import { type Access, Unauthorized, WriteKeys } from './auth.js';
 import type { CollectorConfig, SourceConfig } from '../config/config.js';
 import { describeEvent } from '../debugger/detail.js';
 import type { EventHub } from '../debugger/events.js';
 import type { HostCheck } from './hosts.js';
+import { type Readiness, sendHealth, sendReadiness } from './health.js';
 import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
+import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
 import { report } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
 import { StoreUnavailableError } from '../delivery/store.js';
@@ -19,6 +21,10 @@ export interface ServerContext {
   hub: EventHub;
   /** Which `Host` headers the live page and its stream answer. */
   hosts: HostCheck;
+  /** Who may read the messages and who may change state. */
+  access: Access;
+  /** What `/readyz` answers. */
+  readiness: Readiness;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -30,16 +36,27 @@ const HISTORY_PAGE = 500;
 /** Largest audience or deletion request body, in bytes: the batch limit is generous enough. */
 const BODY_LIMIT = LIMITS.batchBytes;
 
+/** Largest sign-in form body, in bytes: a token and its field name. */
+const SIGN_IN_LIMIT = 4_096;
+
+/** The routes a load balancer probes: no credentials, no data. */
+const HEALTH_ROUTES = (readiness: Readiness): [string, Route][] => [
+  ['/healthz', { method: 'GET', handle: (_, res) => sendHealth(res) }],
+  ['/readyz', { method: 'GET', handle: (_, res) => sendReadiness(res, readiness) }],
+];
+
 /**
  * The collector's HTTP routes: the ingestion API (`/v1/batch`, `/v1/<call>`), audiences,
- * deletions and the live debugger (`/`, `/events`).
+ * deletions, the live debugger (`/`, `/events`, `/history`, `/events/<id>`, replays) with its
+ * sign-in (`/sign-in`, `/session`), and the health routes (`/healthz`, `/readyz`).
  */
 export function createHandler(context: ServerContext): RequestListener {
-  const byWriteKey = new Map(context.config.sources.map((source) => [source.writeKey, source]));
+  const { access } = context;
+  const writeKeys = new WriteKeys(context.config.sources);
   const ingest = (parse: (body: Buffer) => ReturnType<typeof parseBatch>): Route => ({
     method: 'POST',
     handle: async (req, res) => {
-      const source = authenticate(req, byWriteKey);
+      const source = writeKeys.sourceOf(req.headers);
       const messages = parse(await readBody(req, LIMITS.batchBytes));
       await context.router.accept(
         messages.map((message) => ({ source, message, routes: routeMessage(source, message) })),
@@ -49,9 +66,10 @@ export function createHandler(context: ServerContext): RequestListener {
     },
   });
 
-  // The unauthenticated routes that show data: only under the collector's own names.
-  const live = (handle: Handler): Route => ({
-    method: 'GET',
+  // The page and the routes that show data: only under the collector's own names (against DNS
+  // rebinding), and only to readers.
+  const onOwnHost = (method: Route['method'], handle: Handler): Route => ({
+    method,
     handle: (req, res) => {
       if (!context.hosts.allows(req.headers.host)) {
         throw new RequestError(403, 'ERR_HOST', `The live page does not answer to the host ${JSON.stringify(req.headers.host ?? '')}; add it to \`allowedHosts\` in the config`);
@@ -59,14 +77,29 @@ export function createHandler(context: ServerContext): RequestListener {
       return handle(req, res);
     },
   });
+  const live = (handle: Handler): Route =>
+    onOwnHost('GET', (req, res) => {
+      access.requireReader(req);
+      return handle(req, res);
+    });
   const routes = new Map<string, Route>([
-    ['/', live((_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...PAGE_HEADERS }).end(PAGE))],
+    ...HEALTH_ROUTES(context.readiness),
+    // A browser that must sign in gets the form instead of the page (401: it shows nothing).
+    ['/', onOwnHost('GET', (req, res) => {
+      if (access.mustSignIn(req)) return sendHtml(res, 401, signInPage(), SIGN_IN_HEADERS);
+      // Without a token to sign in with, a request that must have one is told so.
+      access.requireReader(req);
+      sendHtml(res, 200, PAGE, PAGE_HEADERS);
+    })],
+    // The form on its own, for a browser that may read without signing in but wants to send again.
+    ['/sign-in', onOwnHost('GET', (_, res) => sendHtml(res, 200, signInPage(), SIGN_IN_HEADERS))],
+    ['/session', onOwnHost('POST', (req, res) => signIn(req, res, access))],
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
     ['/v1/batch', ingest(parseBatch)],
     // Each call type has a route of its own, `POST /v1/<type>`.
     ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
-    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, authenticate(req, byWriteKey), context) }],
+    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, writeKeys.sourceOf(req.headers), context) }],
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
   ]);
 
@@ -87,7 +120,7 @@ export function createHandler(context: ServerContext): RequestListener {
       (id) => ({
         method: 'POST',
         handle: async (req, res) => {
-          requireAdmin(req, context, 'redelivery');
+          access.requireAdmin(req, 'Sending again');
           const delivery = await context.router.redeliver(id);
           if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No forwarded event ${id} is kept to send again (see \`historyEvents\` in the config)`);
           sendJson(res, 202, { id: delivery, replayOf: id });
@@ -105,12 +138,32 @@ export function createHandler(context: ServerContext): RequestListener {
     return undefined;
   };
 
+  return dispatch(routeOf);
+}
+
+/**
+ * What answers while the store is not open yet: the health routes, and 503 with `Retry-After` for
+ * everything else (nothing can be recorded or shown yet).
+ */
+export function startingHandler(readiness: Readiness): RequestListener {
+  const health = new Map(HEALTH_ROUTES(readiness));
+  const starting: Route = {
+    method: 'GET',
+    handle: () => {
+      throw new StoreUnavailableError('the collector is starting: its store is not open yet');
+    },
+  };
+  return dispatch((pathname) => health.get(pathname) ?? starting, { anyMethod: starting });
+}
+
+/** Answers each request with its route, and every refusal with its status and JSON body. */
+function dispatch(routeOf: (pathname: string) => Route | undefined, options: { anyMethod?: Route } = {}): RequestListener {
   return (req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://collector').pathname;
     const route = routeOf(pathname);
     const run = async () => {
       if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname}`);
-      if (req.method !== route.method) {
+      if (req.method !== route.method && route !== options.anyMethod) {
         throw new RequestError(405, 'ERR_METHOD', `Expected ${route.method} ${pathname}, got ${req.method}`);
       }
       await route.handle(req, res);
@@ -127,7 +180,7 @@ export function createHandler(context: ServerContext): RequestListener {
         error = new RequestError(500, 'ERR_INTERNAL', 'The collector could not accept the request; nothing was recorded');
       }
       const refused = error as RequestError;
-      if (refused.status === 401) headers['www-authenticate'] = 'Basic realm="batched-analytics", charset="UTF-8"';
+      if (refused instanceof Unauthorized) headers['www-authenticate'] = refused.challenge;
       if (refused.status === 405) headers.allow = route!.method;
       // A client still sending would see a reset instead of the 413: read (and drop) the rest.
       if (refused.status === 413 && !discardRest(req)) headers.connection = 'close';
@@ -136,13 +189,19 @@ export function createHandler(context: ServerContext): RequestListener {
   };
 }
 
-function authenticate(req: IncomingMessage, byWriteKey: ReadonlyMap<string, SourceConfig>): SourceConfig {
-  const source = sourceOf(req.headers, byWriteKey);
-  if (source === undefined) {
-    const why = req.headers.authorization === undefined ? 'no Authorization header' : 'an unknown write key';
-    throw new RequestError(401, 'ERR_UNAUTHORIZED', `Expected a source's write key as the basic-auth user, got ${why}`);
-  }
-  return source;
+function sendHtml(res: ServerResponse, status: number, html: string, headers: Readonly<Record<string, string>>): void {
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers }).end(html);
+}
+
+/**
+ * `POST /session` (the sign-in form, `token=<token>`): a session cookie and back to the page (303),
+ * or the form again with a message (401). The token is never echoed nor logged.
+ */
+async function signIn(req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
+  const token = new URLSearchParams((await readBody(req, SIGN_IN_LIMIT)).toString('utf8')).get('token') ?? '';
+  const cookie = access.signIn(token, req);
+  if (cookie === undefined) return sendHtml(res, 401, signInPage('That is not a token of this collector.'), SIGN_IN_HEADERS);
+  res.writeHead(303, { location: './', 'set-cookie': cookie, 'cache-control': 'no-store' }).end();
 }
 
 /** `POST /v1/audiences`: the audience's full membership; identify calls for what changed . */
@@ -158,7 +217,7 @@ async function audiences(req: IncomingMessage, res: ServerResponse, source: Sour
 
 /** `POST /v1/deletions`: one delete notification per source with a Webhooks destination . */
 async function deletions(req: IncomingMessage, res: ServerResponse, context: ServerContext): Promise<void> {
-  requireAdmin(req, context, 'deletions');
+  context.access.requireAdmin(req, 'Asking for deletions');
   const { userId } = await jsonBody(req);
   if (typeof userId !== 'string' || userId.length === 0) throw invalid('userId', `Expected \`userId\` to be a non-empty string, got ${describe(userId)}`);
   const timestamp = new Date().toISOString();
@@ -172,23 +231,18 @@ async function deletions(req: IncomingMessage, res: ServerResponse, context: Ser
   sendJson(res, 200, { notifications: items.length, sources: items.map(({ source }) => source.name) });
 }
 
-/** `GET /history?before=<id>&limit=<n>`: kept events older than one the page shows, newest first. */
+/**
+ * `GET /history?before=<id>&limit=<n>`: kept events older than one the page shows, newest first;
+ * without `before`, the newest ones.
+ */
 function history(req: IncomingMessage, hub: EventHub): ReturnType<EventHub['older']> {
   const query = new URL(req.url ?? '/', 'http://collector').searchParams;
-  const before = query.get('before');
-  if (before === null) throw invalid('before', 'Expected `before`: the id of the oldest event the page shows');
+  const before = query.get('before') ?? undefined;
   const limit = query.get('limit') === null ? HISTORY_PAGE : Number(query.get('limit'));
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE) {
     throw invalid('limit', `Expected \`limit\` to be an integer from 1 to ${HISTORY_PAGE}, got ${JSON.stringify(query.get('limit'))}`);
   }
   return hub.older(before, limit);
-}
-
-/** The admin routes (deletions, redeliveries) need `Authorization: Bearer <adminToken>`. */
-function requireAdmin(req: IncomingMessage, context: ServerContext, what: string): void {
-  if (hasBearer(req.headers, context.config.adminToken)) return;
-  const why = context.config.adminToken === undefined ? `${what} are disabled: the config has no \`adminToken\`` : 'Expected `Authorization: Bearer <adminToken>`';
-  throw new RequestError(401, 'ERR_UNAUTHORIZED', why);
 }
 
 async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {

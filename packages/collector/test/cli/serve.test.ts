@@ -27,12 +27,14 @@ describe.concurrent('help', () => {
   it('serve --help describes every flag and the config file', async () => {
     const { code, stdout } = await runCli(['serve', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"readToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
       expect(stdout).toContain(flag);
     }
     // Every limit with its default.
-    expect(stdout).toContain('"postgres": { "connectTimeout": 3000, "statementTimeout": 3000, "queryTimeout": 4000,');
-    expect(stdout).toContain('"idleInTransactionTimeout": 5000 }');
+    expect(stdout).toContain('"postgres": { "connectTimeout": 3000, "startTimeout": 60000, "statementTimeout": 3000,');
+    expect(stdout).toContain('"queryTimeout": 4000, "idleInTransactionTimeout": 5000 }');
+    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000 }');
+    expect(stdout).toContain('GET /healthz');
   });
 });
 
@@ -129,16 +131,17 @@ describe('running', () => {
   });
 
   it('exits 1 naming the database, without its password, when the --store cannot be reached', async () => {
-    const result = await runCli(['serve', '--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--store', 'postgres://me:s3cret@127.0.0.1:1/analytics']);
+    // No waiting for the database (serve-postgres-start.test.ts covers the wait).
+    const result = await runCli(['serve', '--config', writeConfig(temp.dir, { ...MINIMAL, postgres: { startTimeout: 0 } }), '--port', '0', '--store', 'postgres://me:s3cret@127.0.0.1:1/analytics']);
     expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toContain('cannot start: Cannot open the PostgreSQL store postgres://me:***@127.0.0.1:1/analytics');
     expect(result.stderr).not.toContain('s3cret');
   });
 
-  it('refuses deletions when the config has no adminToken', async () => {
+  it('refuses deletions with 403 when the config has no adminToken (no credentials would do)', async () => {
     const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--data-dir', `${temp.dir}/d`]);
     const res = await postJson(`${collector.url}/v1/deletions`, { userId: 'u' }, { authorization: 'Bearer anything' });
-    expect(res).toMatchObject({ status: 401, body: { error: expect.stringContaining('adminToken') } });
+    expect(res).toMatchObject({ status: 403, body: { error: expect.stringContaining('adminToken') } });
   });
 });
 

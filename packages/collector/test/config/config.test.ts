@@ -25,34 +25,42 @@ describe('parseConfig', () => {
     };
     const input = {
       adminToken: 'secret-token-0123456789',
+      readToken: 'reader-token-0123456789',
       sources: [
         source({ destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } } }),
         { name: 'bare', writeKey: 'wk_bare' },
         { name: 'rotating', writeKey: 'wk_rot', destinations: { Webhooks: rotating } },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
+      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000 },
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
-      postgres: { connectTimeout: 1_000, statementTimeout: 2_000, queryTimeout: 2_500, idleInTransactionTimeout: 60_000 },
+      postgres: { connectTimeout: 1_000, startTimeout: 0, statementTimeout: 2_000, queryTimeout: 2_500, idleInTransactionTimeout: 60_000 },
     };
     expect(parseConfig(input)).toEqual({
       adminToken: 'secret-token-0123456789',
+      readToken: 'reader-token-0123456789',
       sources: [
         { name: 'web', writeKey: 'wk_web', webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } },
         { name: 'bare', writeKey: 'wk_bare' },
         { name: 'rotating', writeKey: 'wk_rot', webhooks: rotating },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50 },
+      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000 },
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
-      postgres: { connectTimeout: 1_000, statementTimeout: 2_000, queryTimeout: 2_500, idleInTransactionTimeout: 60_000 },
+      postgres: { connectTimeout: 1_000, startTimeout: 0, statementTimeout: 2_000, queryTimeout: 2_500, idleInTransactionTimeout: 60_000 },
     });
+  });
+
+  it('drains for 5 s on SIGTERM, keeps a browser signed in for 12 h, and waits up to 60 s for a database at start, by default', () => {
+    const config = parseConfig({ sources: [source()] });
+    expect(config.server).toMatchObject({ drainDelay: 5_000, sessionLifetime: 43_200_000 });
+    expect(config.postgres.startTimeout).toBe(60_000);
   });
 
   it('claims deliveries for 30 s at a time, polls every second, and holds at most 10,000 at once by default', () => {
@@ -60,9 +68,10 @@ describe('parseConfig', () => {
   });
 
   it('bounds a database that does not answer by default: 3 s to connect, 3 s for the server to run a statement, 4 s for any answer, 5 s idle in a transaction', () => {
-    expect(parseConfig({ sources: [source()] }).postgres).toEqual({ connectTimeout: 3_000, statementTimeout: 3_000, queryTimeout: 4_000, idleInTransactionTimeout: 5_000 });
+    expect(parseConfig({ sources: [source()] }).postgres).toEqual({ connectTimeout: 3_000, startTimeout: 60_000, statementTimeout: 3_000, queryTimeout: 4_000, idleInTransactionTimeout: 5_000 });
     expect(parseConfig({ sources: [source()], postgres: { queryTimeout: 9_000 } }).postgres).toEqual({
       connectTimeout: 3_000,
+      startTimeout: 60_000,
       statementTimeout: 3_000,
       queryTimeout: 9_000,
       idleInTransactionTimeout: 5_000,
@@ -75,12 +84,12 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
     [{ sources: [source()], postgres: 'fast' }, 'postgres', 'Expected `postgres` to be an object, got `"fast"` (string)'],
     [
       { sources: [source()], postgres: { connectionTimeout: 1_000 } },
       'postgres.connectionTimeout',
-      'Expected `postgres` to have only `connectTimeout`, `statementTimeout`, `queryTimeout`, `idleInTransactionTimeout`, got `connectionTimeout`',
+      'Expected `postgres` to have only `connectTimeout`, `startTimeout`, `statementTimeout`, `queryTimeout`, `idleInTransactionTimeout`, got `connectionTimeout`',
     ],
     [{ sources: [source()], postgres: { connectTimeout: 50 } }, 'postgres.connectTimeout', 'Expected `postgres.connectTimeout` to be an integer >= 100, got `50` (number)'],
     [{ sources: [source()], postgres: { statementTimeout: 1_500.5 } }, 'postgres.statementTimeout', 'Expected `postgres.statementTimeout` to be an integer >= 100, got `1500.5` (number)'],
@@ -105,7 +114,16 @@ describe('parseConfig', () => {
       'server.requestTimeout',
       'Expected `server.requestTimeout` to be >= `server.headersTimeout` (5000), got `1000`',
     ],
-    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, got `maxConnection`'],
+    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, got `maxConnection`'],
+    [{ sources: [source()], server: { drainDelay: 120_000 } }, 'server.drainDelay', 'Expected `server.drainDelay` to be at most 60000, got `120000`'],
+    [{ sources: [source()], server: { sessionLifetime: 1_000 } }, 'server.sessionLifetime', 'Expected `server.sessionLifetime` to be an integer >= 60000, got `1000` (number)'],
+    [{ sources: [source()], postgres: { startTimeout: -1 } }, 'postgres.startTimeout', 'Expected `postgres.startTimeout` to be an integer >= 0, got `-1` (number)'],
+    [{ sources: [source()], readToken: 'short' }, 'readToken', 'Expected `readToken` to be a string of at least 16 characters, got `"short"` (string)'],
+    [
+      { sources: [source()], adminToken: 'same-token-0123456789', readToken: 'same-token-0123456789' },
+      'readToken',
+      'Expected `readToken` to differ from `adminToken`: the same token cannot both allow and refuse replays',
+    ],
     [{ sources: [source()], allowedHosts: 'collector.internal' }, 'allowedHosts', 'Expected `allowedHosts` to be an array of host names, got `"collector.internal"` (string)'],
     [
       { sources: [source()], allowedHosts: ['ok.internal', 'with.port:8088'] },

@@ -179,11 +179,52 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     await expect.poll(() => page.locator('#detail').isVisible()).toBe(false);
   });
 
-  it('sends a delivery again from the detail view with the admin token: same messageId and body', async () => {
+  it('fits the Attempts table in the detail panel, error column included, in a wide window and a narrow one', async () => {
+    for (const width of [1280, 420]) {
+      const view = await browser.newPage();
+      await view.setViewportSize({ width, height: 800 });
+      await view.goto(`${collector.url}/`);
+      await view.locator('#events tr', { hasText: 'App Opened' }).click();
+      await expect.poll(() => view.locator('#detail table th', { hasText: 'Error' }).count()).toBe(1);
+      const [panel, error] = await Promise.all([view.locator('#detail').boundingBox(), view.locator('#detail table td').last().boundingBox()]);
+      expect(error!.x + error!.width, `width ${width}`).toBeLessThanOrEqual(panel!.x + panel!.width);
+      expect(await view.locator('#detail').evaluate((node) => node.scrollWidth - node.clientWidth), `width ${width}`).toBeLessThanOrEqual(0);
+      await view.close();
+    }
+  });
+
+  it('shows the whole search placeholder, and says so when no event matches the filters', async () => {
+    const cut = await page.locator('input[name="q"]').evaluate((input: HTMLInputElement) => {
+      const probe = document.createElement('span');
+      probe.style.cssText = `position:absolute;visibility:hidden;white-space:pre;font:${getComputedStyle(input).font}`;
+      probe.textContent = input.placeholder;
+      document.body.append(probe);
+      const style = getComputedStyle(input);
+      const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      const needed = probe.getBoundingClientRect().width;
+      probe.remove();
+      return needed - room;
+    });
+    expect(cut).toBeLessThanOrEqual(0);
+    await page.fill('input[name="q"]', 'nothing-has-this-id');
+    await expect.poll(() => page.locator('#no-match').isVisible()).toBe(true);
+    expect(await page.locator('#no-match').textContent()).toMatch(/No event matches/);
+    await page.fill('input[name="q"]', '');
+    await expect.poll(() => page.locator('#no-match').isVisible()).toBe(false);
+  });
+
+  it('sends a delivery again from the detail view once signed in with the admin token: same messageId and body', async () => {
     const before = ok.requests.filter((request) => request.body.includes('Checkout Started'));
     await row('Checkout Started').click();
     await expect.poll(() => page.locator('#replay').isVisible()).toBe(true);
-    page.once('dialog', (dialog) => void dialog.accept('admin-token-0123456789'));
+    // On loopback the page reads without signing in; sending again needs the admin token, and says so.
+    await page.click('#replay');
+    await expect.poll(() => page.locator('#replay-result').textContent()).toMatch(/adminToken/);
+    await page.click('#replay-result a');
+    await page.fill('input[name="token"]', 'admin-token-0123456789');
+    await page.click('button[type="submit"]');
+    await expect.poll(() => page.locator('#state').getAttribute('data-state')).toBe('open');
+    await row('Checkout Started').click();
     await page.click('#replay');
     await expect.poll(() => page.locator('#replay-result').textContent()).toMatch(/queued as event/);
     await expect.poll(() => ok.requests.filter((request) => request.body.includes('Checkout Started')).length).toBe(before.length + 1);

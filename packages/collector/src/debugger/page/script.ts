@@ -13,6 +13,7 @@ export const SCRIPT = `
   // Rows the page holds at most: the collector keeps as many (historyEvents) by default.
   const MAX_ROWS = 10000;
   const olderButton = document.getElementById('older');
+  const noMatch = document.getElementById('no-match');
   let paused = false;
   let held = [];
   let openId;
@@ -84,6 +85,12 @@ export const SCRIPT = `
 
   function refilter() {
     for (const row of rows.querySelectorAll('tr[data-id]')) row.hidden = !matches(events.get(row.dataset.id));
+    showNoMatch();
+  }
+
+  // Events are shown, yet the filters hide every one: say so rather than show an empty table.
+  function showNoMatch() {
+    noMatch.hidden = !rows.querySelector('tr[data-id]') || !!rows.querySelector('tr[data-id]:not([hidden])');
   }
 
   function syncForm() {
@@ -119,6 +126,7 @@ export const SCRIPT = `
       }
     }
     renderCounters();
+    showNoMatch();
     if (openId === view.id) showDetail(view.id);
   }
 
@@ -153,7 +161,12 @@ export const SCRIPT = `
     const response = await fetch('events/' + encodeURIComponent(id));
     if (openId !== id) return;
     const body = detail.querySelector('.body');
-    if (!response.ok) { body.replaceChildren(el('p', {}, 'This event is no longer kept.')); detail.hidden = false; return; }
+    if (!response.ok) {
+      const why = response.status === 401 ? 'Your session has ended: reload the page to sign in again.' : 'This event is no longer kept.';
+      body.replaceChildren(el('p', {}, why));
+      detail.hidden = false;
+      return;
+    }
     const d = await response.json();
     const view = d.event;
     const attempts = view.attempts.map((a) => el('tr', {},
@@ -173,7 +186,7 @@ export const SCRIPT = `
         el('button', { type: 'button', id: 'replay' }, 'Send again'), el('span', { id: 'replay-result', class: 'note' }),
       ]),
       el('h2', {}, 'Attempts'),
-      attempts.length ? el('table', {}, el('thead', {}, el('tr', {}, ...['Ended', 'URL', 'Attempt', 'Status', 'Took', 'Error'].map((h) => el('th', {}, h)))), el('tbody', {}, ...attempts))
+      attempts.length ? el('table', { class: 'attempts' }, el('thead', {}, el('tr', {}, ...['Ended', 'URL', 'Attempt', 'Status', 'Took', 'Error'].map((h) => el('th', {}, h)))), el('tbody', {}, ...attempts))
         : el('p', {}, 'No request yet.'));
     detail.querySelector('h2#detail-title').textContent = 'Event ' + view.id;
     detail.hidden = false;
@@ -186,18 +199,15 @@ export const SCRIPT = `
     if (opener) opener.focus();
   }
 
+  // The page's own credentials (the session cookie, or none on loopback) go with the request; a
+  // refusal shows the collector's message here: the page never asks for a token itself.
   async function replay() {
-    let token = sessionStorage.getItem('adminToken');
-    if (!token) {
-      token = prompt('Admin token (the config\\'s adminToken; kept in this tab only)');
-      if (!token) return;
-      sessionStorage.setItem('adminToken', token);
-    }
     const result = detail.querySelector('#replay-result');
-    const response = await fetch('v1/deliveries/' + encodeURIComponent(openId) + '/replay', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
-    if (response.status === 401) sessionStorage.removeItem('adminToken');
-    const answer = await response.json();
-    result.textContent = response.ok ? ' queued as event ' + answer.id : ' ' + (answer.error || response.status);
+    result.textContent = ' sending…';
+    const response = await fetch('v1/deliveries/' + encodeURIComponent(openId) + '/replay', { method: 'POST' }).catch(() => undefined);
+    const answer = response ? await response.json().catch(() => ({})) : { error: 'the collector did not answer' };
+    result.textContent = response && response.ok ? ' queued as event ' + answer.id : ' ' + (answer.error || 'HTTP ' + response.status);
+    if (response && response.status === 401) result.append(' ', el('a', { href: 'sign-in' }, 'Sign in with the adminToken'));
   }
 
   // Pages back through the collector's history, below the rows already shown.
@@ -213,6 +223,7 @@ export const SCRIPT = `
     }
     olderButton.hidden = !page.more;
     renderCounters();
+    showNoMatch();
   }
   olderButton.addEventListener('click', loadOlder);
 

@@ -32,7 +32,16 @@ export const STYLE = `
   .note { display: block; font-size: .75rem; color: #5b6470; overflow-wrap: anywhere; }
   .scroll { overflow-x: auto; }
   pre { margin: .25rem 0 0; overflow: auto; white-space: pre-wrap; word-break: break-all; background: #f6f7f9; padding: .4rem; }
-  #empty td { text-align: center; color: #5b6470; padding: 2rem; }
+  #empty td, #no-match { text-align: center; color: #5b6470; padding: 2rem; }
+  #no-match { margin: 0; background: #fff; }
+  /* Room for the whole placeholder, as far as the window allows. */
+  form#filters input[name="q"] { width: 42ch; max-width: calc(100vw - 3rem); box-sizing: border-box; }
+  /* The attempts fit the panel: long URLs and errors wrap instead of pushing the Error column out. */
+  #detail table.attempts { table-layout: fixed; }
+  #detail table.attempts td, #detail table.attempts th { overflow-wrap: anywhere; padding: .3rem .4rem; }
+  #detail table.attempts th:nth-child(1) { width: 5.5rem; }
+  #detail table.attempts th:nth-child(3) { width: 4.5rem; }
+  #detail table.attempts th:nth-child(4), #detail table.attempts th:nth-child(5) { width: 4.5rem; }
   #detail { position: fixed; inset: 0 0 0 auto; width: min(44rem, 100vw); overflow: auto; background: #fff; box-shadow: -2px 0 8px #0003; padding: 1rem 1.25rem; box-sizing: border-box; }
   #detail header { display: flex; justify-content: space-between; gap: .5rem; align-items: center; }
   .counters { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem; margin: 0 0 1rem; }

@@ -266,6 +266,10 @@ export class PostgresStore implements Store {
     }
   }
 
+  async ping(): Promise<void> {
+    await this.#run((pool) => pool.query('SELECT 1'));
+  }
+
   accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
     return this.#run((pool) => this.#insert(pool, deliveries, options));
   }
