@@ -19,5 +19,5 @@ export { type AudienceState, audienceSync, audienceTrait } from './webhooks/audi
 export type { WebhookInput, WebhookType } from './webhooks/body.js';
 export { WebhookDestination } from './webhooks/destination.js';
 export { type PreparedWebhook, prepareWebhook } from './webhooks/prepared.js';
-export { displayUrl, resolveWebhookConfig, USER_AGENT, type WebhookDestinationOptions, type WebhookSettings } from './webhooks/settings.js';
+export { displayUrl, resolveWebhookConfig, USER_AGENT, WEBHOOK_DEFAULTS, type WebhookDestinationOptions, type WebhookSettings } from './webhooks/settings.js';
 export { SIGNATURE_HEADER, signBody } from './webhooks/signature.js';
