@@ -6,6 +6,7 @@ import {
   type AudiencePlan,
   type AudienceRecord,
   audienceKey,
+  type Backlog,
   type Claimed,
   type ClaimOptions,
   type Delivery,
@@ -202,6 +203,13 @@ export class JournalStore implements Store {
       entry.attempts -= 1;
       this.#schedule(entry, now);
     }
+  }
+
+  async backlog(): Promise<Backlog> {
+    // The map keeps acceptance order (replay and compaction keep the journal's order), and each
+    // delivery's receivedAt is its acceptance time: the first entry is the oldest, read in O(1).
+    const [first] = this.#pending.values();
+    return { pending: this.#pending.size, oldestAt: first?.delivery.webhook.receivedAt };
   }
 
   /** One process owns a journal: no other leaves work in it. */
