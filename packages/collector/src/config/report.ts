@@ -10,7 +10,7 @@ export type ReportLevel = 'warn' | 'error';
  */
 export interface ReportFields {
   source?: string;
-  /** A receiver URL as `displayUrl` shows it: no credentials, no query. */
+  /** A receiver URL as `displayUrl` shows it (no credentials, no query), or the collector's own. */
   url?: string;
   deliveryId?: string;
   messageId?: string;

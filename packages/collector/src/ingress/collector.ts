@@ -1,14 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { log } from 'batched-analytics/internal';
+import { isDeepStrictEqual } from 'node:util';
+import { log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
 import type { CollectorConfig } from '../config/config.js';
+import { CollectorMetrics } from '../observe/metrics.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { EventHub } from '../debugger/events.js';
 import { HistoryFile } from '../debugger/history.js';
 import { HostCheck } from './hosts.js';
 import { JournalStore } from '../delivery/journal.js';
 import { Router } from './router.js';
-import { createHandler } from './server.js';
+import { createHandler, type ServerContext } from './server.js';
 import type { Store } from '../delivery/store.js';
 
 /** Options of {@link startCollector}. */
@@ -34,6 +36,12 @@ export interface RunningCollector {
    */
   resumed: number;
   /**
+   * Applies a new config to what comes next: sources (write keys, Webhooks URLs, headers,
+   * secrets), delivery options and `adminToken`. Attempts in progress finish as they started.
+   * @returns the entries that changed but need a restart (they are left as they were).
+   */
+  reload(config: CollectorConfig): { restart: string[] };
+  /**
    * Stops accepting, ends live-debugger streams, waits for requests in progress (up to 2 s), stops
    * deliveries (what is undelivered stays in the store) and closes the store. Idempotent.
    */
@@ -42,6 +50,9 @@ export interface RunningCollector {
 
 /** The collector's defaults. */
 export const COLLECTOR_DEFAULTS = { host: '127.0.0.1', port: 8088 } as const;
+
+/** Entries a running collector cannot change: its socket, store, queue and history are made once. */
+const RESTART_ONLY = ['server', 'queue', 'store', 'postgres', 'historyEvents', 'allowedHosts'] as const;
 
 /** How long `close()` lets requests in progress finish before it cuts their connections, in ms. */
 const CLOSE_GRACE = 2_000;
@@ -60,15 +71,22 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const history = options.store ? options.store.history?.(config.historyEvents) : new HistoryFile(options.dataDir, config.historyEvents);
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, show: (delivery) => router.showClaimed(delivery) });
-  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease });
+  const metrics: CollectorMetrics = new CollectorMetrics({
+    backlog: async () => store.backlog?.(),
+    inFlight: (): number => deliverer.inFlight,
+    breakers: () => deliverer.breakers(),
+    retryWindow: () => context.config.delivery.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow,
+  });
+  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, metrics, show: (delivery) => router.showClaimed(delivery) });
+  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease, metrics });
   const hosts = new HostCheck(config.allowedHosts);
+  const context: ServerContext = { config, router, hub, hosts, metrics };
   const { headersTimeout, requestTimeout, maxConnections } = config.server;
   const server = http.createServer(
     // Node checks the timeouts every connectionsCheckingInterval (30 s by default), which would let
     // a slow client hold its connection that much longer than configured.
     { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) },
-    createHandler({ config, router, hub, hosts }),
+    createHandler(context),
   );
   server.maxConnections = maxConnections;
   try {
@@ -102,9 +120,19 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     await Promise.all([store.close(), hub.close()]);
     log('collector: closed');
   };
+  const reload = (next: CollectorConfig) => {
+    const restart = RESTART_ONLY.filter((key) => !isDeepStrictEqual(next[key], context.config[key]));
+    const kept = { ...next, ...Object.fromEntries(RESTART_ONLY.map((key) => [key, context.config[key]])) };
+    const byName = new Map(kept.sources.map((source) => [source.name, source]));
+    deliverer.reconfigure(byName, kept.delivery);
+    router.reconfigure(byName);
+    context.config = kept;
+    return { restart };
+  };
   return {
     url,
     resumed: snapshot.pending,
+    reload,
     close: () => (closing ??= close()),
   };
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
 import { hasBearer, sourceOf } from './auth.js';
 import type { CollectorConfig, SourceConfig } from '../config/config.js';
 import { describeEvent } from '../debugger/detail.js';
@@ -11,10 +11,14 @@ import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
 import { report } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
 import { StoreUnavailableError } from '../delivery/store.js';
+import { type CollectorMetrics, METRICS_CONTENT_TYPE } from '../observe/metrics.js';
 
 /** What the routes work with. */
 export interface ServerContext {
+  /** The running config: a reload replaces it, and the next request sees the new one. */
   config: CollectorConfig;
+  /** What `GET /metrics` exposes, and where refused ingestion requests are counted. */
+  metrics: CollectorMetrics;
   router: Router;
   hub: EventHub;
   /** Which `Host` headers the live page and its stream answer. */
@@ -35,16 +39,25 @@ const BODY_LIMIT = LIMITS.batchBytes;
  * deletions and the live debugger (`/`, `/events`).
  */
 export function createHandler(context: ServerContext): RequestListener {
-  const byWriteKey = new Map(context.config.sources.map((source) => [source.writeKey, source]));
+  // The sources by write key and by name, indexed again when a reload replaced the config.
+  let indexed = { config: context.config, ...index(context.config) };
+  const sources = () => (indexed.config === context.config ? indexed : (indexed = { config: context.config, ...index(context.config) }));
   const ingest = (parse: (body: Buffer) => ReturnType<typeof parseBatch>): Route => ({
     method: 'POST',
     handle: async (req, res) => {
-      const source = authenticate(req, byWriteKey);
-      const messages = parse(await readBody(req, LIMITS.batchBytes));
-      await context.router.accept(
-        messages.map((message) => ({ source, message, routes: routeMessage(source, message) })),
-        'api',
-      );
+      let source: SourceConfig | undefined;
+      try {
+        source = authenticate(req, sources().byWriteKey);
+        const messages = parse(await readBody(req, LIMITS.batchBytes));
+        const from = source;
+        await context.router.accept(
+          messages.map((message) => ({ source: from, message, routes: routeMessage(from, message) })),
+          'api',
+        );
+      } catch (error) {
+        context.metrics.refused(source?.name, error instanceof AnalyticsError ? error.code : 'ERR_INTERNAL');
+        throw error;
+      }
       sendJson(res, 200, { success: true });
     },
   });
@@ -63,15 +76,16 @@ export function createHandler(context: ServerContext): RequestListener {
     ['/', live((_, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...PAGE_HEADERS }).end(PAGE))],
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
+    // Guarded as the page is: the one place to switch to another guard.
+    ['/metrics', live((_, res) => metrics(res, context.metrics))],
     ['/v1/batch', ingest(parseBatch)],
     // Each call type has a route of its own, `POST /v1/<type>`.
     ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
-    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, authenticate(req, byWriteKey), context) }],
+    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, authenticate(req, sources().byWriteKey), context) }],
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
   ]);
 
   // Routes with an id in the path: the detail view of an event, and a redelivery.
-  const bySource = new Map(context.config.sources.map((source) => [source.name, source]));
   const withId: [RegExp, (id: string) => Route][] = [
     [
       /^\/events\/([\w-]+)$/,
@@ -79,7 +93,7 @@ export function createHandler(context: ServerContext): RequestListener {
         live((_, res) => {
           const event = context.hub.get(id);
           if (event === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No event ${id} is kept (see \`historyEvents\` in the config)`);
-          sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), bySource.get(event.source)?.webhooks), PAGE_HEADERS);
+          sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), sources().bySource.get(event.source)?.webhooks), PAGE_HEADERS);
         }),
     ],
     [
@@ -134,6 +148,19 @@ export function createHandler(context: ServerContext): RequestListener {
       sendError(res, refused, headers);
     });
   };
+}
+
+function index(config: CollectorConfig): { byWriteKey: Map<string, SourceConfig>; bySource: Map<string, SourceConfig> } {
+  return {
+    byWriteKey: new Map(config.sources.map((source) => [source.writeKey, source])),
+    bySource: new Map(config.sources.map((source) => [source.name, source])),
+  };
+}
+
+/** `GET /metrics`: the Prometheus text exposition. */
+async function metrics(res: ServerResponse, registry: CollectorMetrics): Promise<void> {
+  const text = await registry.exposition();
+  res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' }).end(text);
 }
 
 function authenticate(req: IncomingMessage, byWriteKey: ReadonlyMap<string, SourceConfig>): SourceConfig {

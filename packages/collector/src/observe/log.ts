@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { humanLine, type ReportFields, type ReportLevel, type ReportSink } from '../config/report.js';
+import { humanLine, type ReportFields, type ReportSink } from '../config/report.js';
 
 /** How the serve command writes its log lines: `human` (the default) or `json`, one object a line. */
 export type LogFormat = 'human' | 'json';
@@ -34,8 +34,8 @@ export interface Logger {
  */
 export function createLogger(format: LogFormat, write: (line: string) => void): Logger {
   if (format === 'human') {
-    const line = (level: ReportLevel | 'info', msg: string) => write(humanLine(level, msg));
-    return { format, info: (msg) => line('info', msg), sink: (level, msg) => line(level, msg) };
+    // The serve command's own lines stay plain text, as they were before there was a choice.
+    return { format, info: (msg) => write(`${msg}\n`), sink: (level, msg) => write(humanLine(level, msg)) };
   }
   const json = pino(
     {
