@@ -1,6 +1,5 @@
 import { ConfigError } from 'batched-analytics/internal';
 import { loadConfig } from '../config/config.js';
-import { report, reportAbout } from '../config/report.js';
 import type { RunningCollector } from '../ingress/collector.js';
 import type { Logger } from '../observe/log.js';
 
@@ -36,24 +35,25 @@ export class Reloader {
     return this.#reloading;
   }
 
-  /** Never rejects: a reload that fails leaves the running config. */
+  /**
+   * Never rejects: a reload that fails leaves the running config. Its lines go straight to the
+   * log, not through `report()`'s rate limit: each answers a signal the operator sent.
+   */
   async #reload(): Promise<void> {
     try {
       const config = await loadConfig(this.#file);
       const { restart } = this.#collector.reload(config);
       this.#logger.info(`collector: config reloaded from ${this.#file}`, { sources: config.sources.map(({ name }) => name), restart });
-      if (restart.length > 0) {
-        reportAbout('warn', {}, 'collector: %s changed in %s; the running values stay until a restart', restart.join(', '), this.#file);
-      }
+      if (restart.length > 0) this.#logger.sink('warn', `collector: ${restart.join(', ')} changed in ${this.#file}; the running values stay until a restart`, {});
     } catch (error) {
       if (!(error instanceof ConfigError)) {
-        report('error', 'collector: config reload from %s failed, the running config stays: %O', this.#file, error);
+        this.#logger.sink('error', `collector: config reload from ${this.#file} failed, the running config stays: ${String(error)}`, {});
         return;
       }
       // A file that is not JSON gets a parser message quoting its text.
       const quotes = SECRET_ENTRY.test(error.option) || error.message.includes('is not valid JSON');
       const why = quotes ? `\`${error.option}\` is invalid (its value is not shown: it may hold a secret)` : error.message;
-      reportAbout('error', { entry: error.option }, 'collector: config reload refused, the running config stays: %s', why);
+      this.#logger.sink('error', `collector: config reload refused, the running config stays: ${why}`, { entry: error.option });
     }
   }
 }

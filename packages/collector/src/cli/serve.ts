@@ -132,6 +132,10 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
     context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, host, port)}\n`);
     return EXIT.incomplete;
   }
+  // Listening before the URL is printed: a script that reads it may send SIGHUP at once, and
+  // without a listener SIGHUP ends the process.
+  const reloading = new Reloader(options.file, collector, logger);
+  process.on('SIGHUP', reloading.listener);
   if (logger.format === 'json') {
     logger.info('collector listening', {
       url: collector.url,
@@ -155,8 +159,6 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   // stdout carries the URL alone, last, so that a script reading it knows the report is written.
   context.stdout.write(`${collector.url}\n`);
 
-  const reloading = new Reloader(options.file, collector, logger);
-  process.on('SIGHUP', reloading.listener);
   try {
     await new Promise<void>((resolve) => {
       if (context.signal.aborted) resolve();
