@@ -1,11 +1,12 @@
 // `GET /metrics` of a real `serve` process, judged by promtool and read with a parser of the text
 // format: values that move with traffic, the backlog with the receiver down and then drained, for
 // the journal and PostgreSQL alike. Skips without promtool (and PostgreSQL); fails so under CI=true.
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { basic, postJson, startCollector, stopAll, tempDir, writeConfig } from '../../../../test/helpers/collector.js';
 import { expectValidExposition, PROMTOOL_SKIP, scrape } from '../../../../test/helpers/metrics.js';
 import { POSTGRES_SKIP, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
-import { status, useReceivers } from '../../../../test/helpers/receiver.js';
+import { sequence, status, useReceivers } from '../../../../test/helpers/receiver.js';
 
 const cluster = useThrowawayCluster();
 const temp = tempDir();
@@ -85,14 +86,29 @@ describe.skipIf(PROMTOOL_SKIP !== undefined)(`GET /metrics${PROMTOOL_SKIP ? ` sk
     expect(up.value('batched_analytics_deliveries_total', { outcome: 'failed' })).toBe(0);
   });
 
-  it('counts a delivery every receiver refuses as failed', async () => {
-    const hooks = await receiver(status(400));
-    const file = writeConfig(temp.dir, { sources: [{ name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } }] }, 'refused.json');
+  it('counts a delivery retried then refused as failed, and has every metric documented with its type and labels', async () => {
+    // Once unavailable, then refused for good: a retry, then given up.
+    const hooks = await receiver(sequence(503, 400));
+    const file = writeConfig(temp.dir, { sources: [{ name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } }], delivery: { minRetryDelay: 20, maxRetryDelay: 50 } }, 'refused.json');
     const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/refused`]);
     expect((await postJson(`${collector.url}/v1/track`, track('x'), { authorization: basic('wk_app') })).status).toBe(200);
+    expect((await postJson(`${collector.url}/v1/track`, track('y'), { authorization: basic('nobody') })).status).toBe(401);
     await expect.poll(async () => (await scrape(collector.url)).value('batched_analytics_deliveries_total', { source: 'app', outcome: 'failed' }), poll).toBe(1);
     const after = await scrape(collector.url);
     expect(after.value('batched_analytics_webhook_requests_total', { source: 'app', status_class: '4xx' })).toBe(1);
-    expect(after.value('batched_analytics_delivery_retries_total')).toBe(0);
+    expect(after.value('batched_analytics_webhook_requests_total', { source: 'app', status_class: '5xx' })).toBe(1);
+    expect(after.value('batched_analytics_delivery_retries_total', { source: 'app' })).toBe(1);
+
+    // docs/operations.md's table names every metric of ours, with its type and labels.
+    const documented = [...readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8').matchAll(/^\| `(batched_analytics_\w+)` \| (\w+) \|([^|]*)\|/gm)].map(
+      ([, name, type, labels]) => [name, type, [...labels!.matchAll(/`(\w+)`/g)].map(([, label]) => label).sort()],
+    );
+    const exported = [...after.text.matchAll(/^# TYPE (batched_analytics_\w+) (\w+)$/gm)].map(([, name, type]) => {
+      const labels = new Set(after.samples.filter((sample) => [name, `${name}_bucket`, `${name}_sum`, `${name}_count`].includes(sample.name)).flatMap((sample) => Object.keys(sample.labels)));
+      labels.delete('le');
+      return [name, type, [...labels].sort()];
+    });
+    const byName = (rows: unknown[][]) => rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(byName(documented)).toEqual(byName(exported));
   });
 });
