@@ -129,7 +129,9 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
     const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
     collector = await startCollector({ config, dataDir, port, host, store });
   } catch (error) {
-    context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, host, port)}\n`);
+    const why = `batched-analytics serve: cannot start: ${describeStartError(error, host, port)}`;
+    if (logger.format === 'json') logger.sink('error', why, {});
+    else context.stderr.write(`${why}\n`);
     return EXIT.incomplete;
   }
   // Listening before the URL is printed: a script that reads it may send SIGHUP at once, and
