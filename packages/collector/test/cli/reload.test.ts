@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { signBody } from 'batched-analytics/internal';
 import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 import { scrape } from '../../../../test/helpers/metrics.js';
 import { type ReceivedRequest, type Receiver, status, useReceivers } from '../../../../test/helpers/receiver.js';
@@ -98,19 +99,25 @@ describe('serve: SIGHUP reloads the config', () => {
     expect(messageIds(hooks)).toEqual(['m-1']);
   });
 
-  it('applies a new source at once, and reports what needs a restart, leaving it as it runs', async () => {
+  it('applies a new source, headers and secret at once, and reports what needs a restart, leaving it as it runs', async () => {
     const hooks = await receiver(status(200));
     const file = writeConfig(temp.dir, config(hooks.url), 'restart.json');
     const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/restart`]);
 
     const changed = config(hooks.url, { server: { maxConnections: 7 }, historyEvents: 500 });
+    // The existing source's headers and secret change too.
+    changed.sources[0]!.destinations.Webhooks = { webhooks: [{ url: hooks.url, headers: { 'X-Env': 'reloaded' } }], sharedSecret: 'reloaded-secret' } as never;
     (changed.sources as unknown[]).push({ name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } });
     writeFileSync(file, JSON.stringify(changed));
     await reload(collector, 'config reloaded');
     expect(collector.stderr()).toMatch(/WARN collector: server, historyEvents changed in .*restart\.json; the running values stay until a restart/);
 
     expect((await postJson(`${collector.url}/v1/track`, track(3), { authorization: basic('wk_app') })).status).toBe(200);
-    await drained(collector, 1);
+    expect((await postJson(`${collector.url}/v1/track`, track(4), auth)).status).toBe(200);
+    await drained(collector, 2);
     expect((await scrape(collector.url)).value('batched_analytics_deliveries_total', { source: 'app', outcome: 'delivered' })).toBe(1);
+    const web = hooks.requests.find((request) => JSON.parse(request.raw.toString('utf8')).messageId === 'm-4')!;
+    expect(web.headers['x-env']).toBe('reloaded');
+    expect(web.headers['x-signature']).toBe(signBody(web.raw.toString('utf8'), 'reloaded-secret'));
   });
 });
