@@ -161,14 +161,11 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   // stdout carries the URL alone, last, so that a script reading it knows the report is written.
   context.stdout.write(`${collector.url}\n`);
 
-  try {
-    await new Promise<void>((resolve) => {
-      if (context.signal.aborted) resolve();
-      else context.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-  } finally {
-    process.off('SIGHUP', reloading.listener);
-  }
+  await new Promise<void>((resolve) => {
+    if (context.signal.aborted) resolve();
+    else context.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  process.off('SIGHUP', reloading.listener);
   await reloading.settled();
   logger.info(`collector stopping; undelivered messages stay in the ${kept}`);
   await collector.close();
