@@ -1,4 +1,4 @@
-import { InProgress, log, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
+import { displayUrl, HttpError, InProgress, log, WebhookDestination, WebhookError, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { EventHub } from '../debugger/events.js';
@@ -230,7 +230,7 @@ export class Deliverer {
       let kept = true;
       if (result.outcome === 'delivered' || result.outcome === 'failed') {
         kept = await this.#store.settle(held, result.outcome);
-        if (kept) this.#settled(held, result.outcome);
+        if (kept) this.#settled(held, result);
       } else if (result.outcome === 'retry') {
         kept = await this.#store.retry(held, result.retryIn, result.targets);
         if (kept) {
@@ -246,12 +246,20 @@ export class Deliverer {
     }
   }
 
-  #settled({ delivery, attempt }: Claimed, outcome: 'delivered' | 'failed'): void {
-    this.#metrics?.settled(delivery.source, outcome);
-    if (outcome === 'failed') {
-      // Not the error's text: the live page shows why, and a receiver's answer may say anything.
-      reportAbout('warn', { source: delivery.source, deliveryId: delivery.id, messageId: delivery.webhook.messageId }, 'collector: %s given up after %d attempt(s); the live page shows why', delivery.id, attempt);
-    }
+  #settled({ delivery, attempt }: Claimed, result: { outcome: 'delivered' } | { outcome: 'failed'; error: Error }): void {
+    this.#metrics?.settled(delivery.source, result.outcome);
+    if (result.outcome === 'delivered') return;
+    // The first receiver's URL (as shown) and status, not the error's text: a receiver's answer,
+    // quoted in it, may say anything; the live page shows it.
+    const failure = result.error instanceof WebhookError ? result.error.failures[0] : undefined;
+    const fields = {
+      source: delivery.source,
+      deliveryId: delivery.id,
+      messageId: delivery.webhook.messageId,
+      url: failure && displayUrl(failure.url),
+      status: failure?.error instanceof HttpError ? failure.error.status : undefined,
+    };
+    reportAbout('warn', fields, 'collector: %s given up after %d attempt(s); the live page shows why', delivery.id, attempt);
   }
 
   /**
