@@ -29,6 +29,8 @@
 //                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
 //                              a URL: a server whose user may create databases, and, for the statement count,
 //                              the pg_stat_statements extension and reset its counts)]
+//                              [--log-format json (this build's serve logs as JSON; the baseline keeps its default)]
+//                              [--scrape MS (GET this build's /metrics every MS while it runs, as Prometheus would; 0: never)]
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -55,6 +57,8 @@ const args = benchArgs(import.meta.url, {
     scenarios: { type: 'string', default: 'healthy,stalled' },
     'remote-delay': { type: 'string', default: '20' },
     store: { type: 'string' },
+    'log-format': { type: 'string' },
+    scrape: { type: 'string', default: '0' },
 });
 
 const positiveInteger = (name) => integerFlag(args, name, 1);
@@ -68,12 +72,14 @@ const settings = {
   warmup: nonNegativeInteger('warmup'),
   runTimeoutMs: positiveInteger('run-timeout') * 1000,
   remoteDelay: positiveInteger('remote-delay'),
+  scrape: nonNegativeInteger('scrape'),
 };
 if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//.test(args.store)) {
   fail(`Expected --store to be local or a postgres:// URL, got ${JSON.stringify(args.store)}`);
 }
 /** The collectors compared: this build first, the one the ratios divide by second. */
-const builds = [{ name: 'this build', label: 'ours', script: here('../packages/client/dist/cli.js') }];
+// Only this build has the observability flags: --log-format, and /metrics to scrape.
+const builds = [{ name: 'this build', label: 'ours', script: here('../packages/client/dist/cli.js'), flags: args['log-format'] === undefined ? [] : ['--log-format', args['log-format']], scrape: settings.scrape }];
 if (args.baseline !== undefined) {
   const root = path.resolve(args.baseline);
   builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: builtCli(root) });
@@ -164,15 +170,17 @@ async function startReceiver() {
  */
 async function startCollector(build, config, where, label) {
   const execArgv = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=collector-${label}-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...execArgv, build.script, 'serve', '--config', config, '--port', '0', ...where], {
+  const child = spawn(process.execPath, [...execArgv, build.script, 'serve', '--config', config, '--port', '0', ...where, ...(build.flags ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr = (stderr + chunk).slice(-2000)));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let stopping;
+  let scraper;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(scraper);
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -186,6 +194,10 @@ async function startCollector(build, config, where, label) {
       child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr.trim()}`)));
       createInterface({ input: child.stdout }).once('line', resolve);
     });
+    if (build.scrape > 0) {
+      scraper = setInterval(() => void fetch(`${url}/metrics`).then((res) => res.text(), () => undefined), build.scrape);
+      scraper.unref();
+    }
     return {
       url,
       /** The process's peak resident set, from Linux's /proc; undefined elsewhere. */

@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Each package's layers, lowest first; folders on one line share a height and may not import each other. */
 const LAYERS: Record<string, string[][]> = {
   client: [['platform'], ['core'], ['http'], ['client'], ['webhooks', 'import'], ['cli']],
-  collector: [['config'], ['debugger'], ['delivery'], ['ingress'], ['cli']],
+  collector: [['config'], ['observe'], ['debugger'], ['delivery'], ['ingress'], ['cli']],
 };
 
 /** Relative imports and re-exports of a module (type-only ones too: they couple the code as much). */

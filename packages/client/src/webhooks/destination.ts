@@ -282,6 +282,15 @@ export class WebhookDestination {
   }
 
   /**
+   * Each receiver's circuit breaker now, in `settings.webhooks` order, its URL without credentials
+   * or query: `open` while the URL gets no request but a probe (after `breakerThreshold` failures
+   * in a row, until a request to it succeeds). For monitoring: the collector exports it as a metric.
+   */
+  breakers(): { url: string; open: boolean }[] {
+    return this.#lanes.map((lane) => ({ url: this.#shown[lane.index]!, open: !lane.closed }));
+  }
+
+  /**
    * Stops at once: aborts requests in progress and pending retries, resolves every pending
    * `deliver()` as not delivered with a `ClosedError`, then releases connections. Leaves no timer
    * behind. Idempotent: every call returns the same promise. Never rejects.

@@ -130,6 +130,10 @@ describe('WebhookDestination backoff of a failing URL (mocked, fake timers)', ()
     await deliverAll(10);
     expect(failing).toHaveLength(3);
     expect(healthy).toHaveLength(10);
+    expect(dest.breakers()).toEqual([
+      { url: FAILING, open: true },
+      { url: HEALTHY, open: false },
+    ]);
 
     await vi.advanceTimersByTimeAsync(999);
     await deliverAll(1);
@@ -157,6 +161,7 @@ describe('WebhookDestination backoff of a failing URL (mocked, fake timers)', ()
     await vi.advanceTimersByTimeAsync(1_000);
     for (let n = 0; n < 5; n++) await dest.deliver(message(n));
     expect(failing).toHaveLength(8);
+    expect(dest.breakers().map((breaker) => breaker.open)).toEqual([false, false]);
   });
 
   it('probes with a delivery the breaker refused, not with the one that keeps failing: a message the URL never takes does not keep it closed', async () => {

@@ -1,20 +1,26 @@
 import path from 'node:path';
-import { COLLECTOR_DEFAULTS, startCollector } from '../ingress/collector.js';
-import { CONFIG_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
+import { COLLECTOR_DEFAULTS, type RunningCollector, startCollector } from '../ingress/collector.js';
+import { CONFIG_DEFAULTS, type CollectorConfig, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
 import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';
 import { AnalyticsError, type Command, type CommandContext, ConfigError, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
 import { POSTGRES_OPTIONS } from '../config/postgres-timeouts.js';
+import { setReportSink } from '../config/report.js';
+import { Reloader } from './reload.js';
+import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from '../observe/log.js';
 
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
 export const DEFAULT_DATA_DIR = '.batched-analytics';
 
-const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR | --store URL]
+const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR | --store URL] [--log-format F]
    or: batched-analytics-collector --config FILE [the same options]
 
 Runs the local collector: the ingestion API the client sends to (/v1/batch, /v1/<call>),
-POST /v1/audiences, POST /v1/deletions, and a live event debugger at /. Prints its base URL
-(http://HOST:PORT) on stdout once listening; Ctrl-C or SIGTERM stops it.
+POST /v1/audiences, POST /v1/deletions, a live event debugger at / and Prometheus metrics at
+/metrics. Prints its base URL (http://HOST:PORT) on stdout once listening; Ctrl-C or SIGTERM
+stops it. SIGHUP reads the config file again: sources, webhooks, secrets, delivery and
+adminToken take effect for the next attempts; an invalid file is refused and the running
+config stays; server, queue, store, postgres, historyEvents and allowedHosts need a restart.
 
 Options:
   --config FILE    JSON config: sources, their write keys and Webhooks destinations (required)
@@ -28,6 +34,8 @@ Options:
                    (schema created at start; any number of collectors may share one database,
                    each delivering what any of them accepted, and each one's live page showing
                    the events of all); wins over the config's "store"
+  --log-format F   ${LOG_FORMATS.join(' or ')}: one JSON object a line on stderr (level, time,
+                   msg, fields) instead of text lines (default ${LOG_FORMATS[0]})
   -h, --help       this help
 
 Config file:
@@ -77,6 +85,7 @@ export const serveCommand: Command = {
         host: { type: 'string' },
         'data-dir': { type: 'string' },
         store: { type: 'string' },
+        'log-format': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -91,23 +100,62 @@ export const serveCommand: Command = {
     if (port !== undefined && port > 65_535) throw new UsageError(`Expected --port to be at most 65535, got ${JSON.stringify(values.port)}`);
     if (values.host === '') throw new UsageError('Expected --host to be a host name or address, got ""');
     if (values.store !== undefined && values['data-dir'] !== undefined) throw new UsageError('Expected --data-dir or --store, not both');
+    const format = (values['log-format'] ?? LOG_FORMATS[0]) as LogFormat;
+    if (!LOG_FORMATS.includes(format)) throw new UsageError(`Expected --log-format to be ${LOG_FORMATS.join(' or ')}, got ${JSON.stringify(values['log-format'])}`);
     const flagStore = values.store === undefined ? undefined : postgresUrl('--store', values.store);
     const config = await loadConfig(values.config);
-    const dataDir = path.resolve(values['data-dir'] ?? DEFAULT_DATA_DIR);
-    const storeUrl = flagStore ?? config.store;
-    const kept = storeUrl === undefined ? 'journal' : 'database';
-
-    let collector;
+    const logger = createLogger(format, (line) => context.stderr.write(line));
+    // The collector's warnings and errors go out in the chosen format while it runs.
+    const previousSink = setReportSink(logger.sink);
     try {
-      const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
-      collector = await startCollector({ config, dataDir, port, host: values.host, store, signal: context.signal });
-    } catch (error) {
-      // A token missing for the address is a config fault: exit 2, as any other.
-      if (error instanceof ConfigError) throw error;
-      context.stderr.write(`batched-analytics serve: cannot start: ${describeStartError(error, values.host, port)}\n`);
-      return EXIT.incomplete;
+      return await serve(context, logger, { config, file: values.config, dataDir: values['data-dir'], port, host: values.host, storeUrl: flagStore ?? config.store });
+    } finally {
+      setReportSink(previousSink);
     }
-    const defaulted = values['data-dir'] === undefined ? ' (default; choose with --data-dir)' : '';
+  },
+};
+
+/** What `serve` runs with once its flags are read. */
+interface ServeOptions {
+  config: CollectorConfig;
+  /** The config file, read again on SIGHUP. */
+  file: string;
+  /** `--data-dir` as given. */
+  dataDir: string | undefined;
+  port: number | undefined;
+  host: string | undefined;
+  storeUrl: string | undefined;
+}
+
+async function serve(context: CommandContext, logger: Logger, options: ServeOptions): Promise<number> {
+  const { config, port, host, storeUrl } = options;
+  const dataDir = path.resolve(options.dataDir ?? DEFAULT_DATA_DIR);
+  const kept = storeUrl === undefined ? 'journal' : 'database';
+  let collector: RunningCollector;
+  try {
+    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
+    collector = await startCollector({ config, dataDir, port, host, store, signal: context.signal });
+  } catch (error) {
+    // A token missing for the address is a config fault: exit 2, as any other.
+    if (error instanceof ConfigError) throw error;
+    const why = `batched-analytics serve: cannot start: ${describeStartError(error, host, port)}`;
+    if (logger.format === 'json') logger.sink('error', why, {});
+    else context.stderr.write(`${why}\n`);
+    return EXIT.incomplete;
+  }
+  // Listening before the URL is printed: a script that reads it may send SIGHUP at once, and
+  // without a listener SIGHUP ends the process.
+  const reloading = new Reloader(options.file, collector, logger);
+  process.on('SIGHUP', reloading.listener);
+  if (logger.format === 'json') {
+    logger.info('collector listening', {
+      url: collector.url,
+      store: storeUrl === undefined ? dataDir : redact(storeUrl),
+      sources: config.sources.map(({ name }) => name),
+      pending: collector.resumed,
+    });
+  } else {
+    const defaulted = options.dataDir === undefined ? ' (default; choose with --data-dir)' : '';
     context.stderr.write(
       [
         `collector listening on ${collector.url}`,
@@ -118,23 +166,25 @@ export const serveCommand: Command = {
         '',
       ].join('\n'),
     );
-    // stdout carries the URL alone, last, so that a script reading it knows the report is written.
-    context.stdout.write(`${collector.url}\n`);
+  }
+  // stdout carries the URL alone, last, so that a script reading it knows the report is written.
+  context.stdout.write(`${collector.url}\n`);
 
-    await new Promise<void>((resolve) => {
-      if (context.signal.aborted) resolve();
-      else context.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    if (config.server.drainDelay > 0) {
-      // A second signal (context.force) cuts the delay short.
-      context.stderr.write(`collector draining: /readyz answers 503; still taking messages for ${config.server.drainDelay} ms (server.drainDelay)\n`);
-      await collector.drain(context.force);
-    }
-    context.stderr.write(`collector stopping; undelivered messages stay in the ${kept}\n`);
-    await collector.close();
-    return EXIT.ok;
-  },
-};
+  await new Promise<void>((resolve) => {
+    if (context.signal.aborted) resolve();
+    else context.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  if (config.server.drainDelay > 0) {
+    // A second signal (context.force) cuts the delay short.
+    logger.info(`collector draining: /readyz answers 503; still taking messages for ${config.server.drainDelay} ms (server.drainDelay)`);
+    await collector.drain(context.force);
+  }
+  process.off('SIGHUP', reloading.listener);
+  await reloading.settled();
+  logger.info(`collector stopping; undelivered messages stay in the ${kept}`);
+  await collector.close();
+  return EXIT.ok;
+}
 
 function describeStartError(error: unknown, host: string = COLLECTOR_DEFAULTS.host, port: number = COLLECTOR_DEFAULTS.port): string {
   const code = (error as NodeJS.ErrnoException).code;

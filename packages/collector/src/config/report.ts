@@ -4,8 +4,24 @@ import { log } from 'batched-analytics/internal';
 /** How serious a line is: warnings and errors reach stderr whatever `DEBUG` says. */
 export type ReportLevel = 'warn' | 'error';
 
-/** Where the collector's warnings and errors go: one formatted line each. */
-export type ReportSink = (level: ReportLevel, line: string) => void;
+/**
+ * What a report is about, for a log format that keeps fields apart (`--log-format json`). Typed
+ * so that nothing else gets in: never a message's contents, a secret, a token or a write key.
+ */
+export interface ReportFields {
+  source?: string;
+  /** A receiver URL as `displayUrl` shows it (no credentials, no query), or the collector's own. */
+  url?: string;
+  deliveryId?: string;
+  messageId?: string;
+  /** An HTTP status. */
+  status?: number;
+  /** A config entry, e.g. `sources[1].writeKey`. */
+  entry?: string;
+}
+
+/** Where the collector's warnings and errors go: one formatted line each, with its fields. */
+export type ReportSink = (level: ReportLevel, line: string, fields: ReportFields) => void;
 
 /**
  * The same line (its format string) is written at most once per this many ms; the ones held back
@@ -14,8 +30,13 @@ export type ReportSink = (level: ReportLevel, line: string) => void;
  */
 export const REPORT_INTERVAL = 10_000;
 
+/** A line of the default, human format: time, level, text. */
+export function humanLine(level: string, line: string): string {
+  return `${new Date().toISOString()} ${level.toUpperCase()} ${line}\n`;
+}
+
 const toStderr: ReportSink = (level, line) => {
-  process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase()} ${line}\n`);
+  process.stderr.write(humanLine(level, line));
 };
 
 let sink: ReportSink = toStderr;
@@ -26,6 +47,11 @@ const lastWritten = new Map<string, { at: number; held: number }>();
  * `DEBUG=analytics` (every time, not rate-limited), where the collector's other lines are.
  */
 export function report(level: ReportLevel, format: string, ...args: unknown[]): void {
+  reportAbout(level, {}, format, ...args);
+}
+
+/** {@link report} with what the line is about, as fields. */
+export function reportAbout(level: ReportLevel, fields: ReportFields, format: string, ...args: unknown[]): void {
   log(format, ...args);
   const now = Date.now();
   const last = lastWritten.get(format);
@@ -36,7 +62,7 @@ export function report(level: ReportLevel, format: string, ...args: unknown[]): 
   const held = last?.held ?? 0;
   lastWritten.set(format, { at: now, held: 0 });
   const line = formatWithOptions({ breakLength: Infinity, depth: 4 }, format, ...args);
-  sink(level, held > 0 ? `${line} (and ${held} more like it since)` : line);
+  sink(level, held > 0 ? `${line} (and ${held} more like it since)` : line, fields);
 }
 
 /** Sends reports elsewhere (the serve command's log format, tests); returns the previous sink. */

@@ -1,14 +1,23 @@
-import { InProgress, log, WebhookDestination } from 'batched-analytics/internal';
+import { displayUrl, HttpError, InProgress, log, WebhookDestination, WebhookError, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { EventHub } from '../debugger/events.js';
-import { report } from '../config/report.js';
+import type { CollectorMetrics } from '../observe/metrics.js';
+import { report, reportAbout } from '../config/report.js';
 import type { Claimed, Delivery, Store } from './store.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
 
 /** A store failure in one line: the store's own message says what failed (its database, its disk). */
 const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** A source's destination, with what it was made from and the attempts it is making. */
+interface Destination {
+  destination: WebhookDestination;
+  /** Its settings and the delivery options, as JSON: a reload that leaves them alone keeps it (and its breakers). */
+  made: string;
+  running: InProgress;
+}
 
 /** Deliveries one claim statement asks for at most: short statements, and room left for the others. */
 const CLAIM_BATCH = 500;
@@ -33,14 +42,17 @@ const CLAIM_BATCH = 500;
  * rate the URL takes, not as each delivery's backoff (up to `maxRetryDelay`) runs out.
  */
 export class Deliverer {
-  readonly #sources: ReadonlyMap<string, SourceConfig>;
-  readonly #options: DeliveryOptions;
+  #sources: ReadonlyMap<string, SourceConfig>;
+  #options: DeliveryOptions;
   readonly #queue: QueueOptions;
   readonly #store: Store;
   readonly #hub: EventHub;
   /** Shows a claimed delivery on the live page when it was accepted elsewhere, or before a restart. */
   readonly #show: (delivery: Delivery) => void;
-  readonly #destinations = new Map<string, WebhookDestination>();
+  readonly #metrics: CollectorMetrics | undefined;
+  readonly #destinations = new Map<string, Destination>();
+  /** Destinations a reload replaced, closed once their attempts end. */
+  readonly #retired = new Set<WebhookDestination>();
   /** Claims held, by delivery id. */
   readonly #held = new Map<string, Claimed>();
   /** Attempts in progress, which close() waits for. */
@@ -69,6 +81,8 @@ export class Deliverer {
     store: Store;
     hub: EventHub;
     show: (delivery: Delivery) => void;
+    /** Where deliveries, retries and receiver requests are counted. @default none: nothing is counted */
+    metrics?: CollectorMetrics;
   }) {
     this.#sources = options.sources;
     this.#options = options.delivery;
@@ -76,6 +90,7 @@ export class Deliverer {
     this.#store = options.store;
     this.#hub = options.hub;
     this.#show = options.show;
+    this.#metrics = options.metrics;
     this.#claimFrom = Math.min(CLAIM_BATCH, Math.ceil(this.#queue.maxInFlight / 4));
   }
 
@@ -94,6 +109,36 @@ export class Deliverer {
   /** How many more deliveries this process takes now: the acceptance claims that many. */
   room(): number {
     return this.#closed ? 0 : Math.max(0, this.#queue.maxInFlight - this.#held.size);
+  }
+
+  /** Deliveries this process holds claims on: attempts running, or waiting for a URL's slot. */
+  get inFlight(): number {
+    return this.#held.size;
+  }
+
+  /** The breakers of each source's receivers, as its destination has them now. */
+  breakers(): { source: string; url: string; open: boolean }[] {
+    return [...this.#destinations].flatMap(([source, { destination }]) => destination.breakers().map((breaker) => ({ source, ...breaker })));
+  }
+
+  /**
+   * Takes new sources and delivery options (a config reload): the next attempts use them. A
+   * source whose settings or options changed gets a new destination; its old one finishes the
+   * attempts it is making (their outcomes recorded as usual, nothing lost or repeated), then closes.
+   */
+  reconfigure(sources: ReadonlyMap<string, SourceConfig>, delivery: DeliveryOptions): void {
+    this.#sources = sources;
+    this.#options = delivery;
+    for (const [name, current] of this.#destinations) {
+      const settings = sources.get(name)?.webhooks;
+      if (settings !== undefined && current.made === this.#made(settings)) continue;
+      this.#destinations.delete(name);
+      this.#retired.add(current.destination);
+      void current.running.settled().then(async () => {
+        // close() may have closed it meanwhile.
+        if (this.#retired.delete(current.destination)) await current.destination.close();
+      });
+    }
   }
 
   /**
@@ -115,7 +160,9 @@ export class Deliverer {
     for (const timer of this.#timers) clearInterval(timer);
     clearTimeout(this.#wake?.timer);
     this.#stopListening?.();
-    await Promise.all([...this.#destinations.values()].map((destination) => destination.close()));
+    const destinations = [...[...this.#destinations.values()].map(({ destination }) => destination), ...this.#retired];
+    this.#retired.clear();
+    await Promise.all(destinations.map((destination) => destination.close()));
     await Promise.all([this.#running.settled(), this.#claiming]);
     await this.#store
       .release([...this.#held.values()])
@@ -170,20 +217,28 @@ export class Deliverer {
   /** One attempt, then its outcome in the store. Never throws: a store failure lets the claim lapse. */
   async #deliver(held: Claimed): Promise<void> {
     const { delivery } = held;
-    const destination = this.#destinationOf(delivery.source);
+    const { source } = delivery;
+    const current = this.#destinationOf(source);
     this.#show(delivery);
     try {
-      if (destination === undefined) {
-        log('collector: %s: source %s has no Webhooks destination any more; dropping it', delivery.id, delivery.source);
-        await this.#store.settle(held, 'failed');
+      if (current === undefined) {
+        log('collector: %s: source %s has no Webhooks destination any more; dropping it', delivery.id, source);
+        if (await this.#store.settle(held, 'failed')) this.#metrics?.settled(source, 'failed');
         return;
       }
-      const result = await destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets: held.targets });
+      const { destination, running } = current;
+      const targets = this.#targetsOf(held, source);
+      const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets }));
       let kept = true;
-      if (result.outcome === 'delivered' || result.outcome === 'failed') kept = await this.#store.settle(held, result.outcome);
-      else if (result.outcome === 'retry') {
+      if (result.outcome === 'delivered' || result.outcome === 'failed') {
+        kept = await this.#store.settle(held, result.outcome);
+        if (kept) this.#settled(held, result);
+      } else if (result.outcome === 'retry') {
         kept = await this.#store.retry(held, result.retryIn, result.targets);
-        if (kept) this.#wakeIn(result.retryIn);
+        if (kept) {
+          this.#metrics?.retried(source);
+          this.#wakeIn(result.retryIn);
+        }
       }
       // Its lease lapsed (this process was frozen or cut off) and another process took it over.
       if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
@@ -191,6 +246,32 @@ export class Deliverer {
       // The claim lapses and the delivery is attempted again: at-least-once.
       report('warn', 'collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, reason(error));
     }
+  }
+
+  #settled({ delivery, attempt }: Claimed, result: { outcome: 'delivered' } | { outcome: 'failed'; error: Error }): void {
+    this.#metrics?.settled(delivery.source, result.outcome);
+    if (result.outcome === 'delivered') return;
+    // The first receiver's URL (as shown) and status, not the error's text: a receiver's answer,
+    // quoted in it, may say anything; the live page shows it.
+    const failure = result.error instanceof WebhookError ? result.error.failures[0] : undefined;
+    const fields = {
+      source: delivery.source,
+      deliveryId: delivery.id,
+      messageId: delivery.webhook.messageId,
+      url: failure && displayUrl(failure.url),
+      status: failure?.error instanceof HttpError ? failure.error.status : undefined,
+    };
+    reportAbout('warn', fields, 'collector: %s given up after %d attempt(s); the live page shows why', delivery.id, attempt);
+  }
+
+  /**
+   * The webhooks a retry goes to. A reload may have shortened the source's list since the retry
+   * was scheduled: positions no longer there are dropped, and with none left, all are asked.
+   */
+  #targetsOf(held: Claimed, source: string): number[] | undefined {
+    const count = this.#sources.get(source)?.webhooks?.webhooks.length ?? 0;
+    const targets = held.targets?.filter((index) => index < count);
+    return targets === undefined || targets.length === 0 ? undefined : targets;
   }
 
   /** Claims again when a retry scheduled here comes due; the poll finds those further off. */
@@ -248,16 +329,22 @@ export class Deliverer {
     }
   }
 
-  #destinationOf(name: string): WebhookDestination | undefined {
-    let destination = this.#destinations.get(name);
+  #destinationOf(name: string): Destination | undefined {
+    let current = this.#destinations.get(name);
     const settings = this.#sources.get(name)?.webhooks;
-    if (destination === undefined && settings !== undefined) {
-      destination = new WebhookDestination(settings, this.#options);
+    if (current === undefined && settings !== undefined) {
+      const destination = new WebhookDestination(settings, this.#options);
       this.#watch(destination);
       destination.on('recovered', ({ index }) => this.#hasten(name, index));
-      this.#destinations.set(name, destination);
+      this.#metrics?.watch(name, destination);
+      current = { destination, made: this.#made(settings), running: new InProgress() };
+      this.#destinations.set(name, current);
     }
-    return destination;
+    return current;
+  }
+
+  #made(settings: WebhookSettings): string {
+    return JSON.stringify([settings, this.#options]);
   }
 
   /** Mirrors a destination's events onto each delivery's view in the live debugger. */

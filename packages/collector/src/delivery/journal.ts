@@ -11,6 +11,7 @@ import {
   type AudiencePlan,
   type AudienceRecord,
   audienceKey,
+  type Backlog,
   type Claimed,
   type ClaimOptions,
   type Delivery,
@@ -50,6 +51,8 @@ interface Entry {
   length: number;
   /** Acceptance order: claims among deliveries due at once go oldest first. */
   order: number;
+  /** When it was accepted (its webhook's `receivedAt`): how old the backlog is. */
+  receivedAt: number;
   /** Attempts started. */
   attempts: number;
   /** The webhooks still to ask (after a retry); absent: all. */
@@ -304,6 +307,14 @@ export class JournalStore implements Store {
     }
   }
 
+  async backlog(): Promise<Backlog> {
+    // A scan, not the map's first entry: copying forward puts old deliveries after newer ones in
+    // the segments a restart replays.
+    let oldestAt: number | undefined;
+    for (const { receivedAt } of this.#pending.values()) if (oldestAt === undefined || receivedAt < oldestAt) oldestAt = receivedAt;
+    return { pending: this.#pending.size, oldestAt };
+  }
+
   /** One process owns a journal: no other leaves work in it. */
   onWork(): () => void {
     return () => undefined;
@@ -347,14 +358,14 @@ export class JournalStore implements Store {
   }
 
   /** Makes a delivery pending, at the place its bytes were journaled. */
-  #enter(delivery: Pick<Delivery, 'id' | 'source'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
+  #enter(delivery: Pick<Delivery, 'id' | 'source' | 'webhook'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
     const previous = this.#pending.get(delivery.id);
     // A copy made forward: it replaces the older one.
     if (previous !== undefined) this.#forget(previous);
     let source = this.#sources.get(delivery.source);
     if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
     // Every field set here, so that all entries share one shape.
-    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, attempts: schedule?.attempts ?? 0, targets: schedule?.targets, due: 0, claim: undefined };
+    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets, due: 0, claim: undefined };
     segment.live += 1;
     segment.liveBytes += length;
     this.#pending.set(entry.id, entry);

@@ -128,8 +128,20 @@ export interface Store {
    * history of its own.
    */
   history?(retention: number): EventHistory;
+  /**
+   * What waits undelivered, for monitoring (the collector's `/metrics`): deliveries pending (by
+   * every process sharing the store) and when the oldest of them was accepted (its `receivedAt`,
+   * ms since the epoch; absent when none is pending). Absent: the store cannot say.
+   */
+  backlog?(): Promise<Backlog>;
   /** Writes what is buffered and releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What {@link Store.backlog} resolves with. */
+export interface Backlog {
+  pending: number;
+  oldestAt?: number;
 }
 
 /**

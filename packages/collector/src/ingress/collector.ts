@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, log } from 'batched-analytics/internal';
+import { isDeepStrictEqual } from 'node:util';
+import { ConfigError, log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
+import { CollectorMetrics } from '../observe/metrics.js';
 import { Access, isLoopback } from './auth.js';
 import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
 import { Deliverer } from '../delivery/deliverer.js';
@@ -12,7 +14,7 @@ import { JournalStore } from '../delivery/journal.js';
 import { openStore } from '../delivery/open-store.js';
 import { Readiness } from './health.js';
 import { Router } from './router.js';
-import { createHandler, startingHandler } from './server.js';
+import { createHandler, type ServerContext, startingHandler } from './server.js';
 import type { Store, StoreSnapshot } from '../delivery/store.js';
 
 /** Options of {@link startCollector}. */
@@ -46,6 +48,12 @@ export interface RunningCollector {
    */
   drain(signal?: AbortSignal): Promise<void>;
   /**
+   * Applies a new config to what comes next: sources (write keys, Webhooks URLs, headers,
+   * secrets), delivery options and the tokens. Attempts in progress finish as they started.
+   * @returns the entries that changed but need a restart (they are left as they were).
+   */
+  reload(config: CollectorConfig): { restart: string[] };
+  /**
    * Stops accepting (`/readyz` answers 503 from the start), ends live-debugger streams, waits for requests in progress (up to 2 s), stops
    * deliveries (what is undelivered stays in the store) and closes the store. Idempotent.
    */
@@ -54,6 +62,9 @@ export interface RunningCollector {
 
 /** The collector's defaults. */
 export const COLLECTOR_DEFAULTS = { host: '127.0.0.1', port: 8088 } as const;
+
+/** Entries a running collector cannot change: its socket, store, queue and history are made once. */
+const RESTART_ONLY = ['server', 'queue', 'store', 'postgres', 'historyEvents', 'allowedHosts'] as const;
 
 /** How long `close()` lets requests in progress finish before it cuts their connections, in ms. */
 const CLOSE_GRACE = 2_000;
@@ -117,8 +128,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     if (snapshot !== undefined) await store.close().catch(() => undefined);
     throw error;
   }
-  const { hub, router, deliverer } = opened;
-  handler = createHandler({ config, router, hub, hosts, access, readiness });
+  const { hub, router, deliverer, metrics } = opened;
+  const context: ServerContext = { config, router, hub, hosts, access, readiness, metrics };
+  opened.serving(context);
+  handler = createHandler(context);
   readiness.serving(() => store.ping?.() ?? Promise.resolve());
   deliverer.start();
   log('collector: listening on %s; %d deliveries pending in the store', url, snapshot.pending);
@@ -144,12 +157,30 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       readiness.stopping();
       await sleep(config.server.drainDelay, undefined, { signal, ref: false }).catch(() => undefined);
     },
+    reload: (next) => {
+      const restart = RESTART_ONLY.filter((key) => !isDeepStrictEqual(next[key], context.config[key]));
+      const kept = { ...next, ...Object.fromEntries(RESTART_ONLY.map((key) => [key, context.config[key]])) };
+      const byName = new Map(kept.sources.map((source) => [source.name, source]));
+      deliverer.reconfigure(byName, kept.delivery);
+      router.reconfigure(byName);
+      const nextAccess = new Access(kept);
+      nextAccess.listening(address);
+      context.access = nextAccess;
+      context.config = kept;
+      return { restart };
+    },
     close: () => (closing ??= close()),
   };
 }
 
-/** What serves from an open store: the live page's events, the router and the deliverer (not started yet). */
-async function serveFrom(store: Store, options: CollectorOptions): Promise<{ hub: EventHub; router: Router; deliverer: Deliverer }> {
+/**
+ * What serves from an open store: the live page's events, the router, the deliverer (not started
+ * yet) and the metrics, which read the running config once `serving` has told them which it is.
+ */
+async function serveFrom(
+  store: Store,
+  options: CollectorOptions,
+): Promise<{ hub: EventHub; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; serving: (context: ServerContext) => void }> {
   const { config } = options;
   const sources = new Map(config.sources.map((source) => [source.name, source]));
   // The history lives beside the journal, or in a store that keeps one for every process sharing
@@ -157,7 +188,14 @@ async function serveFrom(store: Store, options: CollectorOptions): Promise<{ hub
   const history = options.store ? options.store.history?.(config.historyEvents) : new HistoryFile(options.dataDir, config.historyEvents);
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, show: (delivery) => router.showClaimed(delivery) });
-  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease });
-  return { hub, router, deliverer };
+  let running: { config: CollectorConfig } = { config };
+  const metrics: CollectorMetrics = new CollectorMetrics({
+    backlog: async () => store.backlog?.(),
+    inFlight: (): number => deliverer.inFlight,
+    breakers: () => deliverer.breakers(),
+    retryWindow: () => running.config.delivery.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow,
+  });
+  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, metrics, show: (delivery) => router.showClaimed(delivery) });
+  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease, metrics });
+  return { hub, router, deliverer, metrics, serving: (context) => (running = context) };
 }

@@ -5,6 +5,7 @@ import type { Deliverer } from '../delivery/deliverer.js';
 import type { EventHub } from '../debugger/events.js';
 import type { EventView, RouteView } from '../debugger/views.js';
 import type { AudiencePlan, Claimed, Delivery, Store } from '../delivery/store.js';
+import type { CollectorMetrics } from '../observe/metrics.js';
 
 /** What an acceptance records and shows. */
 interface Planned extends Pick<AudiencePlan, 'deliveries'> {
@@ -49,17 +50,26 @@ export class Router {
   readonly #store: Store;
   readonly #hub: EventHub;
   readonly #deliverer: Deliverer;
-  readonly #sources: ReadonlyMap<string, SourceConfig>;
+  #sources: ReadonlyMap<string, SourceConfig>;
   readonly #lease: number;
+  readonly #metrics: CollectorMetrics | undefined;
   /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
   readonly #shownUrls = new Map<string, string[]>();
 
-  constructor(options: { store: Store; hub: EventHub; deliverer: Deliverer; sources: ReadonlyMap<string, SourceConfig>; lease: number }) {
+  /** @param options.metrics where accepted messages are counted; @default none */
+  constructor(options: { store: Store; hub: EventHub; deliverer: Deliverer; sources: ReadonlyMap<string, SourceConfig>; lease: number; metrics?: CollectorMetrics }) {
     this.#store = options.store;
     this.#hub = options.hub;
     this.#deliverer = options.deliverer;
     this.#sources = options.sources;
     this.#lease = options.lease;
+    this.#metrics = options.metrics;
+  }
+
+  /** Takes new sources (a config reload): messages accepted from now on are routed and shown with them. */
+  reconfigure(sources: ReadonlyMap<string, SourceConfig>): void {
+    this.#sources = sources;
+    this.#shownUrls.clear();
   }
 
   /**
@@ -151,7 +161,17 @@ export class Router {
 
   /** Once recorded: shows the events, and delivers what was claimed. */
   #show(planned: Planned, claimed: Claimed[]): void {
-    for (const [view, webhook] of planned.views) this.#hub.add(view, webhook);
+    // Counted per run of one source (a batch is one): a labelled increment costs more than a loop step.
+    let run = { source: '', count: 0 };
+    for (const [view, webhook] of planned.views) {
+      this.#hub.add(view, webhook);
+      if (view.source !== run.source) {
+        if (run.count > 0) this.#metrics?.accepted(run.source, run.count);
+        run = { source: view.source, count: 0 };
+      }
+      run.count += 1;
+    }
+    if (run.count > 0) this.#metrics?.accepted(run.source, run.count);
     this.#deliverer.take(claimed, planned.deliveries.length - claimed.length);
   }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
 import { type Access, Unauthorized, WriteKeys } from './auth.js';
+import { type CollectorMetrics, METRICS_CONTENT_TYPE } from '../observe/metrics.js';
 import type { CollectorConfig, SourceConfig } from '../config/config.js';
 import { describeEvent } from '../debugger/detail.js';
 import type { EventHub } from '../debugger/events.js';
@@ -16,6 +17,7 @@ import { StoreUnavailableError } from '../delivery/store.js';
 
 /** What the routes work with. */
 export interface ServerContext {
+  /** The running config: a reload replaces it (and `access`), and the next request sees the new ones. */
   config: CollectorConfig;
   router: Router;
   hub: EventHub;
@@ -25,6 +27,8 @@ export interface ServerContext {
   access: Access;
   /** What `/readyz` answers. */
   readiness: Readiness;
+  /** What `GET /metrics` exposes, and where refused ingestion requests are counted. */
+  metrics: CollectorMetrics;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -51,17 +55,25 @@ const HEALTH_ROUTES = (readiness: Readiness): [string, Route][] => [
  * sign-in (`/sign-in`, `/session`), and the health routes (`/healthz`, `/readyz`).
  */
 export function createHandler(context: ServerContext): RequestListener {
-  const { access } = context;
-  const writeKeys = new WriteKeys(context.config.sources);
+  // The sources by write key and by name, indexed again when a reload replaced the config.
+  let indexed = { config: context.config, ...index(context.config) };
+  const sources = () => (indexed.config === context.config ? indexed : (indexed = { config: context.config, ...index(context.config) }));
   const ingest = (parse: (body: Buffer) => ReturnType<typeof parseBatch>): Route => ({
     method: 'POST',
     handle: async (req, res) => {
-      const source = writeKeys.sourceOf(req.headers);
-      const messages = parse(await readBody(req, LIMITS.batchBytes));
-      await context.router.accept(
-        messages.map((message) => ({ source, message, routes: routeMessage(source, message) })),
-        'api',
-      );
+      let source: SourceConfig | undefined;
+      try {
+        source = sources().writeKeys.sourceOf(req.headers);
+        const messages = parse(await readBody(req, LIMITS.batchBytes));
+        const from = source;
+        await context.router.accept(
+          messages.map((message) => ({ source: from, message, routes: routeMessage(from, message) })),
+          'api',
+        );
+      } catch (error) {
+        context.metrics.refused(source?.name, error instanceof AnalyticsError ? error.code : 'ERR_INTERNAL');
+        throw error;
+      }
       sendJson(res, 200, { success: true });
     },
   });
@@ -79,32 +91,32 @@ export function createHandler(context: ServerContext): RequestListener {
   });
   const live = (handle: Handler): Route =>
     onOwnHost('GET', (req, res) => {
-      access.requireReader(req);
+      context.access.requireReader(req);
       return handle(req, res);
     });
   const routes = new Map<string, Route>([
     ...HEALTH_ROUTES(context.readiness),
     // A browser that must sign in gets the form instead of the page (401: it shows nothing).
     ['/', onOwnHost('GET', (req, res) => {
-      if (access.mustSignIn(req)) return sendHtml(res, 401, signInPage(), SIGN_IN_HEADERS);
+      if (context.access.mustSignIn(req)) return sendHtml(res, 401, signInPage(), SIGN_IN_HEADERS);
       // Without a token to sign in with, a request that must have one is told so.
-      access.requireReader(req);
+      context.access.requireReader(req);
       sendHtml(res, 200, PAGE, PAGE_HEADERS);
     })],
     // The form on its own, for a browser that may read without signing in but wants to send again.
     ['/sign-in', onOwnHost('GET', (_, res) => sendHtml(res, 200, signInPage(), SIGN_IN_HEADERS))],
-    ['/session', onOwnHost('POST', (req, res) => signIn(req, res, access))],
+    ['/session', onOwnHost('POST', (req, res) => signIn(req, res, context.access))],
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
+    ['/metrics', live((_, res) => metrics(res, context.metrics))],
     ['/v1/batch', ingest(parseBatch)],
     // Each call type has a route of its own, `POST /v1/<type>`.
     ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
-    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, writeKeys.sourceOf(req.headers), context) }],
+    ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, sources().writeKeys.sourceOf(req.headers), context) }],
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
   ]);
 
   // Routes with an id in the path: the detail view of an event, and a redelivery.
-  const bySource = new Map(context.config.sources.map((source) => [source.name, source]));
   const withId: [RegExp, (id: string) => Route][] = [
     [
       /^\/events\/([\w-]+)$/,
@@ -112,7 +124,7 @@ export function createHandler(context: ServerContext): RequestListener {
         live((_, res) => {
           const event = context.hub.get(id);
           if (event === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No event ${id} is kept (see \`historyEvents\` in the config)`);
-          sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), bySource.get(event.source)?.webhooks), PAGE_HEADERS);
+          sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), sources().bySource.get(event.source)?.webhooks), PAGE_HEADERS);
         }),
     ],
     [
@@ -120,7 +132,7 @@ export function createHandler(context: ServerContext): RequestListener {
       (id) => ({
         method: 'POST',
         handle: async (req, res) => {
-          access.requireAdmin(req, 'Sending again');
+          context.access.requireAdmin(req, 'Sending again');
           const delivery = await context.router.redeliver(id);
           if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No forwarded event ${id} is kept to send again (see \`historyEvents\` in the config)`);
           sendJson(res, 202, { id: delivery, replayOf: id });
@@ -187,6 +199,16 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, options: { a
       sendError(res, refused, headers);
     });
   };
+}
+
+function index(config: CollectorConfig): { writeKeys: WriteKeys; bySource: Map<string, SourceConfig> } {
+  return { writeKeys: new WriteKeys(config.sources), bySource: new Map(config.sources.map((source) => [source.name, source])) };
+}
+
+/** `GET /metrics`: the Prometheus text exposition. */
+async function metrics(res: ServerResponse, registry: CollectorMetrics): Promise<void> {
+  const text = await registry.exposition();
+  res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' }).end(text);
 }
 
 function sendHtml(res: ServerResponse, status: number, html: string, headers: Readonly<Record<string, string>>): void {

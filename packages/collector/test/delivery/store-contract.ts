@@ -123,6 +123,21 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       expect(back!.delivery.message).toEqual(original.message);
     });
 
+    it('tells its backlog: deliveries pending and when the oldest was accepted, claimed or not, across a reopen', async () => {
+      const first = store();
+      await first.open();
+      expect(await first.backlog!()).toEqual({ pending: 0 });
+      await first.accept([delivery('a', 5_000), delivery('b', 6_000)]);
+      await first.accept([delivery('c', 7_000)]);
+      const [a] = await due(first, 1);
+      expect(await first.backlog!()).toEqual({ pending: 3, oldestAt: 5_000 });
+      await first.settle(a!, 'delivered');
+      expect(await first.backlog!()).toEqual({ pending: 2, oldestAt: 6_000 });
+
+      const { second } = await reopen(first);
+      expect(await second.backlog!()).toEqual({ pending: 2, oldestAt: 6_000 });
+    });
+
     it('claims the first deliveries of an acceptance for the caller, and hands out the rest to claim()', async () => {
       const first = store();
       await first.open();

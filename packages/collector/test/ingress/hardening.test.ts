@@ -166,7 +166,7 @@ describe('the live page and its stream', () => {
     expect(headers['referrer-policy']).toBe('no-referrer');
   });
 
-  it.each(['/', '/events'])('answers %s under its own loopback names and allowedHosts, and refuses other hosts with 403', async (path) => {
+  it.each(['/', '/events', '/metrics'])('answers %s under its own loopback names and allowedHosts, and refuses other hosts with 403', async (path) => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'collector.internal', 'collector.internal:443', 'a.dev.example', 'dev.example:8080']) {
       expect([host, (await get(path, host)).status]).toEqual([host, 200]);
     }

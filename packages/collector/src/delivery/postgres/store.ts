@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { report } from '../../config/report.js';
-import type { AudiencePlan, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
+import type { AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
 import type { EventHistory } from '../../debugger/history.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
@@ -115,6 +115,8 @@ const HASTEN = `
   SELECT count(*)::integer AS hastened, pg_notify('${WORK_CHANNEL}', '') FROM hastened HAVING count(*) > 0`;
 
 const PENDING = `SELECT count(*)::integer AS pending FROM deliveries WHERE status = 'pending'`;
+/** Read from the partial index of pending rows; `received_at` is the webhook's `receivedAt`. */
+const BACKLOG = `SELECT count(*)::integer AS pending, min(received_at)::float8 AS oldest_at FROM deliveries WHERE status = 'pending'`;
 
 /** Serialises the syncs of one audience across processes, for the length of the transaction. */
 const LOCK_AUDIENCE = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
@@ -290,6 +292,13 @@ export class PostgresStore implements Store {
         return { plan: planned, claimed };
       }),
     );
+  }
+
+  backlog(): Promise<Backlog> {
+    return this.#run(async (pool) => {
+      const { rows } = await pool.query<{ pending: number; oldest_at: number | null }>(BACKLOG);
+      return { pending: rows[0]!.pending, oldestAt: rows[0]!.oldest_at ?? undefined };
+    });
   }
 
   claim(limit: number, lease: number): Promise<Claimed[]> {

@@ -1,0 +1,155 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { WebhookDestination } from 'batched-analytics/internal';
+
+/** The `Content-Type` of {@link CollectorMetrics.exposition}'s text. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/** Every metric of ours starts with this; the process's default metrics keep their usual names. */
+const PREFIX = 'batched_analytics_';
+
+/**
+ * Receiver latency buckets, in seconds: from a fast local receiver up to the default 5 s
+ * `delivery.timeout` and beyond (a timed-out request lands in +Inf).
+ */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the store holds undelivered, read at each scrape. */
+export interface BacklogReading {
+  pending: number;
+  /** When the oldest pending delivery was accepted, in ms since the epoch; absent when none. */
+  oldestAt?: number;
+}
+
+/** The readings taken at scrape time from the running collector, not counted as they happen. */
+export interface MetricSources {
+  /** The store's backlog; absent when the store cannot say. Rejects when the store is unavailable. */
+  backlog(): Promise<BacklogReading | undefined>;
+  /** Deliveries this process holds claims on (attempts running, or waiting for a URL's slot). */
+  inFlight(): number;
+  /** Each source's receivers' breakers. */
+  breakers(): { source: string; url: string; open: boolean }[];
+  /** The configured `delivery.retryWindow`, in ms: what the backlog's age is judged against. */
+  retryWindow(): number;
+}
+
+/** A receiver's answer grouped as alerts want it: `2xx` … `5xx`, or `error` when none came. */
+function statusClass(status: number | undefined): string {
+  return status === undefined ? 'error' : `${Math.floor(status / 100)}xx`;
+}
+
+/**
+ * The collector's Prometheus metrics, in a registry of its own (never prom-client's global one:
+ * an application embedding the collector keeps its own metrics apart). Counters are counted as
+ * things happen; the backlog, in-flight deliveries and breakers are read at each scrape.
+ * Labels carry source names and receiver URLs without credentials or query strings, never a
+ * write key, token, secret or message content.
+ */
+export class CollectorMetrics {
+  readonly #registry = new Registry();
+  readonly #accepted: Counter<'source'>;
+  readonly #refused: Counter<'source' | 'reason'>;
+  readonly #deliveries: Counter<'source' | 'outcome'>;
+  readonly #retries: Counter<'source'>;
+  readonly #requests: Counter<'source' | 'url' | 'status_class'>;
+  readonly #latency: Histogram<'source' | 'url'>;
+
+  constructor(readings: MetricSources) {
+    const registers = [this.#registry];
+    collectDefaultMetrics({ register: this.#registry });
+    this.#accepted = new Counter({ name: `${PREFIX}messages_accepted_total`, help: 'Messages recorded by the ingestion API, audiences, deletions and redeliveries.', labelNames: ['source'], registers });
+    this.#refused = new Counter({
+      name: `${PREFIX}requests_refused_total`,
+      help: 'Ingestion requests refused, nothing of them recorded; source is empty when the write key is not known.',
+      labelNames: ['source', 'reason'],
+      registers,
+    });
+    this.#deliveries = new Counter({ name: `${PREFIX}deliveries_total`, help: 'Deliveries settled, by outcome (delivered, failed).', labelNames: ['source', 'outcome'], registers });
+    this.#retries = new Counter({ name: `${PREFIX}delivery_retries_total`, help: 'Attempts that ended with a retry scheduled.', labelNames: ['source'], registers });
+    this.#requests = new Counter({ name: `${PREFIX}webhook_requests_total`, help: 'Requests to receivers, by status class (error: no response).', labelNames: ['source', 'url', 'status_class'], registers });
+    this.#latency = new Histogram({ name: `${PREFIX}webhook_request_duration_seconds`, help: 'How long requests to receivers took.', labelNames: ['source', 'url'], buckets: LATENCY_BUCKETS, registers });
+    // One reading of the store serves both backlog gauges: the first one's collect() reads it, the second's reuses it.
+    let backlog: Promise<BacklogReading | undefined> | undefined;
+    const readBacklog = () => (backlog ??= readings.backlog().finally(() => setImmediate(() => (backlog = undefined))));
+    new Gauge({
+      name: `${PREFIX}backlog_deliveries`,
+      help: 'Deliveries pending in the store (every process sharing it), not yet delivered or given up.',
+      registers,
+      async collect() {
+        const reading = await readBacklog().catch(() => undefined);
+        if (reading) this.set(reading.pending);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}backlog_oldest_age_seconds`,
+      help: 'Age of the oldest pending delivery, from its acceptance; 0 when none is pending.',
+      registers,
+      async collect() {
+        const reading = await readBacklog().catch(() => undefined);
+        if (reading) this.set(reading.oldestAt === undefined ? 0 : Math.max(0, Date.now() - reading.oldestAt) / 1000);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}deliveries_in_flight`,
+      help: 'Deliveries this process holds claims on, being attempted.',
+      registers,
+      collect() {
+        this.set(readings.inFlight());
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}webhook_breaker_open`,
+      help: "1 while a receiver URL's circuit breaker is open (only probes reach it), else 0.",
+      labelNames: ['source', 'url'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { source, url, open } of readings.breakers()) this.set({ source, url }, open ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}delivery_retry_window_seconds`,
+      help: 'The configured delivery.retryWindow: how long a delivery is retried after its acceptance.',
+      registers,
+      collect() {
+        this.set(readings.retryWindow() / 1000);
+      },
+    });
+  }
+
+  /** `count` messages of `source` recorded. */
+  accepted(source: string, count = 1): void {
+    this.#accepted.inc({ source }, count);
+  }
+
+  /** An ingestion request refused; `reason` is the error code answered, e.g. `ERR_VALIDATION`. */
+  refused(source: string | undefined, reason: string): void {
+    this.#refused.inc({ source: source ?? '', reason });
+  }
+
+  /** A delivery settled. */
+  settled(source: string, outcome: 'delivered' | 'failed'): void {
+    this.#deliveries.inc({ source, outcome });
+  }
+
+  /** An attempt ended with a retry scheduled. */
+  retried(source: string): void {
+    this.#retries.inc({ source });
+  }
+
+  /** Counts the requests `destination` makes to its receivers, and their latency. */
+  watch(source: string, destination: WebhookDestination): void {
+    // The event's url is the configured one, which may hold credentials or a query: label by
+    // position with the URLs as shown, parsed once here rather than for every request.
+    const shown = destination.breakers().map(({ url }) => url);
+    destination.on('attempt', ({ index, status, duration }) => {
+      const url = shown[index]!;
+      this.#requests.inc({ source, url, status_class: statusClass(status) });
+      this.#latency.observe({ source, url }, duration / 1000);
+    });
+  }
+
+  /** The exposition, in the Prometheus text format. */
+  exposition(): Promise<string> {
+    return this.#registry.metrics();
+  }
+}

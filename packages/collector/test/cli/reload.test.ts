@@ -1,0 +1,123 @@
+// SIGHUP to a real `serve` process: the config file is read again and applied to what comes
+// next, without a restart, without losing or repeating a delivery in flight; an invalid file is
+// refused, named in the log, and the running config stays.
+import { writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { signBody } from 'batched-analytics/internal';
+import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { scrape } from '../../../../test/helpers/metrics.js';
+import { type ReceivedRequest, type Receiver, status, useReceivers } from '../../../../test/helpers/receiver.js';
+
+const temp = tempDir();
+const receiver = useReceivers();
+afterEach(stopAll);
+afterAll(() => temp.remove());
+
+const config = (url: string, extra: Record<string, unknown> = {}) => ({
+  sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url }] } } }],
+  delivery: { minRetryDelay: 20, maxRetryDelay: 50 },
+  ...extra,
+});
+const auth = { authorization: basic('wk_web') };
+const track = (n: number) => ({ type: 'track', userId: 'u1', event: `E${n}`, properties: {}, messageId: `m-${n}` });
+const messageIds = (hooks: Receiver) => hooks.requests.map((request) => JSON.parse(request.raw.toString('utf8')).messageId as string);
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `m-${from + i}`);
+
+/** Sends SIGHUP and waits for the reload's line (the `count`-th reload line). */
+async function reload(collector: Collector, line: string, count = 1): Promise<void> {
+  collector.child.kill('SIGHUP');
+  await waitFor(() => collector.stderr().split(line).length > count, `reload line ${JSON.stringify(line)}`);
+}
+
+/** Waits until the collector has settled `count` deliveries and holds nothing pending. */
+async function drained(collector: Collector, count: number): Promise<void> {
+  await expect
+    .poll(async () => {
+      const now = await scrape(collector.url);
+      return [now.value('batched_analytics_deliveries_total'), now.value('batched_analytics_backlog_deliveries')];
+    }, { timeout: 10_000, interval: 50 })
+    .toEqual([count, 0]);
+}
+
+describe('serve: SIGHUP reloads the config', () => {
+  it('sends new deliveries to a changed webhook URL, while those in flight finish at the old one: none lost, none twice', async () => {
+    const held: (() => void)[] = [];
+    const old = await receiver((request: ReceivedRequest, res: ServerResponse, n: number) => held.push(() => status(200)(request, res, n)));
+    const next = await receiver(status(200));
+    const file = writeConfig(temp.dir, config(old.url), 'moved.json');
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/moved`]);
+
+    expect((await postJson(`${collector.url}/v1/batch`, { batch: [0, 1, 2, 3, 4].map(track) }, auth)).status).toBe(200);
+    await waitFor(() => held.length === 5, 'five requests in flight at the old URL');
+    writeFileSync(file, JSON.stringify(config(next.url)));
+    await reload(collector, 'config reloaded');
+    expect((await postJson(`${collector.url}/v1/batch`, { batch: [5, 6, 7, 8, 9].map(track) }, auth)).status).toBe(200);
+    await waitFor(() => next.requests.length === 5, 'the new deliveries at the new URL');
+    // The old URL answers only now: the attempts begun before the reload complete there.
+    for (const answer of held) answer();
+    await drained(collector, 10);
+
+    expect(messageIds(old).sort()).toEqual(range(0, 5));
+    expect(messageIds(next).sort()).toEqual(range(5, 10));
+    const after = await scrape(collector.url);
+    expect(after.value('batched_analytics_deliveries_total', { outcome: 'delivered' })).toBe(10);
+    expect(after.value('batched_analytics_delivery_retries_total')).toBe(0);
+  });
+
+  it('sends the next attempt of a delivery that is retrying to the new URL', async () => {
+    const down = await receiver(status(503));
+    const up = await receiver(status(200));
+    const file = writeConfig(temp.dir, config(down.url), 'retrying.json');
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/retrying`]);
+    expect((await postJson(`${collector.url}/v1/track`, track(0), auth)).status).toBe(200);
+    await down.nth(2);
+
+    writeFileSync(file, JSON.stringify(config(up.url)));
+    await reload(collector, 'config reloaded');
+    await drained(collector, 1);
+    expect(messageIds(up)).toEqual(['m-0']);
+    expect(new Set(messageIds(down))).toEqual(new Set(['m-0']));
+  });
+
+  it('refuses an invalid file, naming the entry, and keeps the running config', async () => {
+    const hooks = await receiver(status(200));
+    const file = writeConfig(temp.dir, config(hooks.url), 'invalid.json');
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/invalid`]);
+
+    writeFileSync(file, JSON.stringify({ ...config('http://127.0.0.1:9/elsewhere'), sources: [{ name: 'web', writeKey: 'wk_other' }], delivery: { timeout: 0 } }));
+    await reload(collector, 'reload refused');
+    expect(collector.stderr()).toMatch(/ERROR collector: config reload refused, the running config stays: .*`delivery\.timeout` to be an integer >= 1/);
+    writeFileSync(file, '{ not json');
+    await reload(collector, 'reload refused', 2);
+    expect(collector.stderr()).toContain('`config` is invalid');
+
+    // The old write key and URL still work; the new key does not.
+    expect((await postJson(`${collector.url}/v1/track`, track(1), auth)).status).toBe(200);
+    expect((await postJson(`${collector.url}/v1/track`, track(2), { authorization: basic('wk_other') })).status).toBe(401);
+    await drained(collector, 1);
+    expect(messageIds(hooks)).toEqual(['m-1']);
+  });
+
+  it('applies a new source, headers and secret at once, and reports what needs a restart, leaving it as it runs', async () => {
+    const hooks = await receiver(status(200));
+    const file = writeConfig(temp.dir, config(hooks.url), 'restart.json');
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/restart`]);
+
+    const changed = config(hooks.url, { server: { maxConnections: 7 }, historyEvents: 500 });
+    // The existing source's headers and secret change too.
+    changed.sources[0]!.destinations.Webhooks = { webhooks: [{ url: hooks.url, headers: { 'X-Env': 'reloaded' } }], sharedSecret: 'reloaded-secret' } as never;
+    (changed.sources as unknown[]).push({ name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } });
+    writeFileSync(file, JSON.stringify(changed));
+    await reload(collector, 'config reloaded');
+    expect(collector.stderr()).toMatch(/WARN collector: server, historyEvents changed in .*restart\.json; the running values stay until a restart/);
+
+    expect((await postJson(`${collector.url}/v1/track`, track(3), { authorization: basic('wk_app') })).status).toBe(200);
+    expect((await postJson(`${collector.url}/v1/track`, track(4), auth)).status).toBe(200);
+    await drained(collector, 2);
+    expect((await scrape(collector.url)).value('batched_analytics_deliveries_total', { source: 'app', outcome: 'delivered' })).toBe(1);
+    const web = hooks.requests.find((request) => JSON.parse(request.raw.toString('utf8')).messageId === 'm-4')!;
+    expect(web.headers['x-env']).toBe('reloaded');
+    expect(web.headers['x-signature']).toBe(signBody(web.raw.toString('utf8'), 'reloaded-secret'));
+  });
+});
