@@ -167,3 +167,12 @@ export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string
   res.on('error', () => undefined);
   return { latest, all, close: () => req.destroy() };
 }
+
+/** A config of one source, `web` (write key `wk_web`), forwarding to `url`, retrying within tens of ms. */
+export function oneWebhookConfig(url: string, extra: Record<string, unknown> = {}) {
+  return {
+    sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url }] } } }],
+    delivery: { minRetryDelay: 20, maxRetryDelay: 50 },
+    ...extra,
+  };
+}

@@ -3,21 +3,32 @@ import { MESSAGE_TYPES } from 'batched-analytics/internal';
 import { SCRIPT } from './page/script.js';
 import { STYLE } from './page/style.js';
 
+/** A page of the collector's: its title after the collector's name, its inline style, its body. */
+export function htmlDocument(title: string, style: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>batched-analytics collector: ${title}</title>
+<style>${style}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
 /**
  * The live debugger, served at `GET /`: one self-contained page that follows `GET /events`
  * (Server-Sent Events): each event with its own status and each webhook's, filters and search
  * kept in the URL, counters, and a detail view (`GET /events/:id`) with the exact request sent.
  */
-export const PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>batched-analytics collector: live events</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>Live events</h1>
+export const PAGE = htmlDocument(
+  'live events',
+  STYLE,
+  `<h1>Live events</h1>
 <p id="state" data-state="connecting">connecting…</p>
 <form id="filters" role="search">
   <label>Source <select name="source"><option value="">all</option></select></label>
@@ -40,10 +51,8 @@ export const PAGE = `<!doctype html>
   <header><h2 id="detail-title">Event</h2><button type="button" id="close" aria-label="Close the detail (Escape)">Close</button></header>
   <div class="body"></div>
 </aside>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+<script>${SCRIPT}</script>`,
+);
 
 /**
  * Headers of the page and its event stream. The CSP lets the page run only its own inline script

@@ -1,4 +1,4 @@
-import { PAGE_HEADERS, sha256 } from './page.js';
+import { htmlDocument, PAGE_HEADERS, sha256 } from './page.js';
 import { SIGN_IN_STYLE } from './page/sign-in-style.js';
 
 /**
@@ -8,16 +8,10 @@ import { SIGN_IN_STYLE } from './page/sign-in-style.js';
  * @param error shown above the form after a token that was refused.
  */
 export function signInPage(error?: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>batched-analytics collector: sign in</title>
-<style>${SIGN_IN_STYLE}</style>
-</head>
-<body>
-<main>
+  return htmlDocument(
+    'sign in',
+    SIGN_IN_STYLE,
+    `<main>
 <h1>Live events: sign in</h1>
 <p>This collector shows its messages to its operators only. Enter the config's <code>adminToken</code> (reads and sends again) or <code>readToken</code> (reads).</p>
 ${error === undefined ? '' : `<p id="sign-in-error" role="alert">${error}</p>`}
@@ -25,10 +19,8 @@ ${error === undefined ? '' : `<p id="sign-in-error" role="alert">${error}</p>`}
   <label>Token <input name="token" type="password" autocomplete="current-password" required autofocus></label>
   <button type="submit">Sign in</button>
 </form>
-</main>
-</body>
-</html>
-`;
+</main>`,
+  );
 }
 
 /** The sign-in page's headers: the page's, but its form may post to its own origin, and its own style. */

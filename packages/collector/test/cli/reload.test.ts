@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signBody } from 'batched-analytics/internal';
-import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { basic, type Collector, oneWebhookConfig, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 import { scrape } from '../../../../test/helpers/metrics.js';
 import { type ReceivedRequest, type Receiver, status, useReceivers } from '../../../../test/helpers/receiver.js';
 
@@ -14,11 +14,7 @@ const receiver = useReceivers();
 afterEach(stopAll);
 afterAll(() => temp.remove());
 
-const config = (url: string, extra: Record<string, unknown> = {}) => ({
-  sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url }] } } }],
-  delivery: { minRetryDelay: 20, maxRetryDelay: 50 },
-  ...extra,
-});
+const config = oneWebhookConfig;
 const auth = { authorization: basic('wk_web') };
 const track = (n: number) => ({ type: 'track', userId: 'u1', event: `E${n}`, properties: {}, messageId: `m-${n}` });
 const messageIds = (hooks: Receiver) => hooks.requests.map((request) => JSON.parse(request.raw.toString('utf8')).messageId as string);

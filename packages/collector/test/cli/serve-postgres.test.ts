@@ -1,7 +1,7 @@
 // `batched-analytics serve --store postgres://…`: the real executable on a throwaway PostgreSQL
 // cluster, forwarding to a loopback receiver. Skips without PostgreSQL; fails so under CI=true.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { basic, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { basic, oneWebhookConfig, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 import { type ReceivedRequest, status, useReceivers } from '../../../../test/helpers/receiver.js';
 
@@ -11,11 +11,7 @@ const receiver = useReceivers();
 afterEach(stopAll);
 afterAll(() => temp.remove());
 
-const config = (url: string, extra: Record<string, unknown> = {}) => ({
-  sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url }] } } }],
-  delivery: { minRetryDelay: 20, maxRetryDelay: 50 },
-  ...extra,
-});
+const config = oneWebhookConfig;
 
 const track = (event: string) => ({ type: 'track', userId: 'u1', event, properties: { text: 'Café ☕' } });
 
