@@ -1,3 +1,4 @@
+import { InProgress } from '../core/in-progress.js';
 import { encodeText } from '../platform/bytes.js';
 import type { Connection } from '../http/connection.js';
 import { Emitter } from '../core/emitter.js';
@@ -203,7 +204,7 @@ export class WebhookDestination {
   /** The controllers of deliveries waiting to retry, one each for the same reason; `close()` aborts them. */
   readonly #retrying = new Set<AbortController>();
   /** Deliveries not yet settled, and requests still running after theirs settled: `close()` waits for both. */
-  readonly #pending = new Set<Promise<unknown>>();
+  readonly #pending = new InProgress();
   #closing: Promise<void> | undefined;
 
   /**
@@ -307,14 +308,12 @@ export class WebhookDestination {
     for (const controller of this.#retrying) controller.abort(reason);
     for (const lane of this.#lanes) lane.wakeAll();
     for (const limit of this.#rateLimits) limit?.close(reason);
-    await Promise.all(this.#pending);
+    await this.#pending.settled();
     await this.#connection.close();
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
-    this.#pending.add(work);
-    void work.then(() => this.#pending.delete(work));
-    return work;
+    return this.#pending.track(work);
   }
 
   /** The bytes every receiver gets and their `X-Signature`, made once per delivery. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AnalyticsError, type AudienceState, GroupCommit, integer, log } from 'batched-analytics/internal';
+import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule } from './journal-format.js';
 import { readVersion1 } from './journal-v1.js';
@@ -149,7 +149,7 @@ export class JournalStore implements Store {
   /** What acceptances of the last failed write were refused with. */
   #refusal: Error | undefined;
   /** Claims reading their deliveries: close waits for them. */
-  readonly #reading = new Set<Promise<unknown>>();
+  readonly #reading = new InProgress();
   #closing: Promise<void> | undefined;
 
   /**
@@ -225,10 +225,8 @@ export class JournalStore implements Store {
       taken.push(entry);
     }
     if (taken.length === 0) return [];
-    const reading = this.#load(taken);
-    this.#reading.add(reading);
     try {
-      const deliveries = await reading;
+      const deliveries = await this.#reading.track(this.#load(taken));
       return taken.map((entry, index) => this.#claimed(entry, deliveries[index]!));
     } catch (error) {
       // Given back as they were: a later claim tries again.
@@ -239,8 +237,6 @@ export class JournalStore implements Store {
         this.#schedule(entry, now);
       }
       throw new StoreUnavailableError(`the journal could not be read: ${messageOf(error)}`, { cause: error });
-    } finally {
-      this.#reading.delete(reading);
     }
   }
 
@@ -326,7 +322,7 @@ export class JournalStore implements Store {
       await this.#commits.idle();
       // Settlements a full disk held back get a last chance.
       if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
-      await Promise.allSettled(this.#reading);
+      await this.#reading.settled();
       await Promise.all(this.#segments.map((segment) => segment.close()));
       await unlink(path.join(this.#dir, LOCK)).catch(() => undefined);
     })();
