@@ -154,6 +154,25 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
     expect(opened!.view).toMatchObject({ origin: 'api', status: 'delivered', webhooks: [{ status: 'delivered', attempts: 2 }] });
   });
 
+  it('hands a page a state committed after the history was opened, though a later one was committed before', async () => {
+    const url = await cluster().createDatabase();
+    const history = await open(url);
+    const slow = new pg.Client({ connectionString: url });
+    await slow.connect();
+    try {
+      await slow.query('BEGIN');
+      const insert = `INSERT INTO events (id, entry, written_by) VALUES ($1, $2, gen_random_uuid())`;
+      await slow.query(insert, ['early', JSON.stringify(entry('early'))]);
+      await sql(url, insert, ['late', JSON.stringify(entry('late'))]);
+      expect((await history.open()).map((e) => e.view.id)).toEqual(['late']);
+      await slow.query('COMMIT');
+    } finally {
+      await slow.end();
+    }
+    const seen = follow(history);
+    await waitFor(() => seen.ids().includes('early'), 'the state committed last', 1_900);
+  });
+
   it('holds at most `retention` states while the database does not take them, and drops the rest', async () => {
     const url = await cluster().createDatabase();
     const history = await open(url, 5);

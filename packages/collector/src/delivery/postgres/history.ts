@@ -98,8 +98,8 @@ export class PostgresHistory implements EventHistory {
   }
 
   async open(): Promise<HistoryEntry[]> {
-    const { entries, seq } = await latest(this.#db.pool(), this.#retention);
-    this.#position.seen = seq;
+    const { entries, seqs } = await latest(this.#db.pool(), this.#retention);
+    begin(this.#position, seqs, this.#retention);
     return entries;
   }
 
@@ -213,9 +213,9 @@ class Follower {
     const pool = this.#db.pool();
     const position = this.#position;
     if (position.seen === undefined) {
-      const { entries, seq } = await latest(pool, this.#backlog);
+      const { entries, seqs } = await latest(pool, this.#backlog);
       if (this.#stopping) return;
-      position.seen = seq;
+      begin(position, seqs, this.#backlog);
       if (entries.length > 0) this.#listener(entries);
       return;
     }
@@ -225,37 +225,47 @@ class Follower {
       const { rows } = await pool.query<{ seq: string; entry: string | null }>(READ, [String(position.seen), this.#db.writer, holes]);
       if (this.#stopping) return;
       full = rows.length === READ_BATCH;
-      this.#account(rows.map((row) => BigInt(row.seq)));
+      account(position, rows.map((row) => BigInt(row.seq)));
       const entries = rows.flatMap((row) => (row.entry === null ? [] : [JSON.parse(row.entry) as HistoryEntry]));
       if (entries.length > 0) this.#listener(entries);
     } while (full);
   }
+}
 
-  /** Moves past what was read, noting the holes it skipped and giving up the ones that waited long enough. */
-  #account(seqs: bigint[]): void {
-    const now = Date.now();
-    const { holes } = this.#position;
-    for (const seq of seqs) {
-      if (holes.delete(seq)) continue;
-      const seen = this.#position.seen!;
-      const after = seq - seen > MOST_HOLES ? seq - BigInt(MOST_HOLES) : seen + 1n;
-      for (let missing = after; missing < seq; missing++) holes.set(missing, now);
-      if (seq > seen) this.#position.seen = seq;
-    }
-    for (const [seq, since] of holes) {
-      if (now - since < HOLE_WAIT && holes.size <= MOST_HOLES) break;
-      holes.delete(seq);
-    }
+/** Moves past what was read, noting the holes it skipped and giving up the ones that waited long enough. */
+function account(position: Position, seqs: bigint[]): void {
+  const now = Date.now();
+  const { holes } = position;
+  for (const seq of seqs) {
+    if (holes.delete(seq)) continue;
+    const seen = position.seen!;
+    const after = seq - seen > MOST_HOLES ? seq - BigInt(MOST_HOLES) : seen + 1n;
+    for (let missing = after; missing < seq; missing++) holes.set(missing, now);
+    if (seq > seen) position.seen = seq;
+  }
+  for (const [seq, since] of holes) {
+    if (now - since < HOLE_WAIT && holes.size <= MOST_HOLES) break;
+    holes.delete(seq);
   }
 }
 
 /**
+ * Starts reading after the newest `limit` rows, whose `seq` values (ascending) are `seqs`, noting
+ * the holes between them: rows other processes had not committed yet, to be read when they are.
+ * Fewer rows than `limit` are the whole table, so the values below the first are holes too.
+ */
+function begin(position: Position, seqs: bigint[], limit: number): void {
+  position.seen = seqs.length < limit ? 0n : seqs[0]! - 1n;
+  account(position, seqs);
+}
+
+/**
  * The state of each event among the newest `limit` rows, by the order the events last changed in,
- * and the highest `seq` there. An event's states are taken in as the live page takes in others'
+ * and the `seq` of those rows. An event's states are taken in as the live page takes in others'
  * ({@link absorb}): the highest `seq` is not always the further state, since processes write
  * concurrently, and a process that claimed an event it had not seen arrive records it as a replay.
  */
-async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntry[]; seq: bigint }> {
+async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntry[]; seqs: bigint[] }> {
   const { rows } = await pool.query<{ entry: string; seq: string }>(NEWEST, [limit]);
   const events = new Map<string, HistoryEntry>();
   for (const row of rows) {
@@ -268,5 +278,5 @@ async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntr
     }
     events.set(entry.view.id, kept ?? entry);
   }
-  return { entries: [...events.values()], seq: rows.length === 0 ? 0n : BigInt(rows.at(-1)!.seq) };
+  return { entries: [...events.values()], seqs: rows.map((row) => BigInt(row.seq)) };
 }
