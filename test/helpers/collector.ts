@@ -145,10 +145,14 @@ export interface StreamedEvent {
   webhooks: { url: string; status: string; attempts: number; httpStatus?: number; note?: string; nextAttemptAt?: string }[];
 }
 
-/** Follows `GET /events`: `latest` holds the newest view of every event, by id; `all` every view streamed. */
-export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string, StreamedEvent>; all: StreamedEvent[]; close: () => void }> {
+/**
+ * Follows `GET /events`: `latest` holds the newest view of every event, by id; `all` every view
+ * streamed, and `arrivals` when each of them came (ms since the epoch).
+ */
+export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string, StreamedEvent>; all: StreamedEvent[]; arrivals: number[]; close: () => void }> {
   const latest = new Map<string, StreamedEvent>();
   const all: StreamedEvent[] = [];
+  const arrivals: number[] = [];
   const req = http.get(`${baseUrl}/events`);
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => req.once('response', resolve).once('error', reject));
   let buffer = '';
@@ -162,10 +166,11 @@ export async function watchEvents(baseUrl: string): Promise<{ latest: Map<string
       const view = JSON.parse(frame.slice('data: '.length)) as StreamedEvent;
       latest.set(view.id, view);
       all.push(view);
+      arrivals.push(Date.now());
     }
   });
   res.on('error', () => undefined);
-  return { latest, all, close: () => req.destroy() };
+  return { latest, all, arrivals, close: () => req.destroy() };
 }
 
 /** A config of one source, `web` (write key `wk_web`), forwarding to `url`, retrying within tens of ms. */

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { log, type PreparedWebhook } from 'batched-analytics/internal';
 import type { EventHistory, HistoryEntry } from './history.js';
-import { type AttemptView, type EventView, type MessageStatus, messageStatus, type WebhookView } from './views.js';
+import { absorb, type AttemptView, type EventView, messageStatus, SETTLED, type WebhookView } from './views.js';
 
 /** Limits of the {@link EventHub}. */
 export interface HubOptions {
@@ -131,12 +131,15 @@ export class EventHub {
     this.#broadcast(view);
     const history = this.#options.history;
     const entry = this.#events.get(view.id)!;
-    // Once per status, and not a late answer from a URL that was not needed (the message stays
-    // delivered). A retrying event is recorded for the other processes' pages; in a history of
-    // this process's own, when it ends.
-    const unsettled = view.status === 'pending' || (view.status === 'retrying' && history?.follow === undefined);
-    if (history === undefined || unsettled || entry.recorded === view.status) return;
-    entry.recorded = view.status;
+    // Once per state, and not a late answer from a URL that was not needed (the message stays
+    // delivered). In a history of this process's own, an event is recorded when it ends. In one
+    // shared with other processes, every state is, for their pages: a new event too, since another
+    // process may claim and show it knowing neither how it arrived nor when, and every retry, for
+    // its time of the next attempt.
+    if (history === undefined || (history.follow === undefined && !SETTLED.has(view.status))) return;
+    const state = stateOf(view);
+    if (entry.recorded === state) return;
+    entry.recorded = state;
     history.record(entry);
     if (++this.#appended > this.#options.retention) {
       history.compact(this.#events.values());
@@ -161,28 +164,20 @@ export class EventHub {
   }
 
   /**
-   * Takes in states other processes recorded: an event not kept is kept as it came; for one kept,
-   * the further advanced of the two states wins (they may arrive in either order), and the requests
-   * either made are all listed.
+   * Takes in states other processes recorded: an event not kept is kept as it came; one kept takes
+   * in their state as {@link absorb} says (they may arrive in either order).
    */
   #merge(entries: readonly HistoryEntry[]): void {
     for (const entry of entries) {
       const theirs = entry.view;
       const kept = this.#events.get(theirs.id);
       if (kept === undefined) {
-        this.#keep({ ...entry, recorded: theirs.status });
+        this.#keep({ ...entry, recorded: stateOf(theirs) });
         this.#broadcast(theirs);
         continue;
       }
       const mine = kept.view;
-      if (compareProgress(theirs, mine) > 0) {
-        mine.webhooks = theirs.webhooks;
-        mine.status = theirs.status;
-        kept.recorded = theirs.status;
-      }
-      const listed = new Set(mine.attempts.map(attemptKey));
-      mine.attempts.push(...theirs.attempts.filter((attempt) => !listed.has(attemptKey(attempt))));
-      mine.attempts.sort((a, b) => a.at - b.at);
+      if (absorb(mine, theirs)) kept.recorded = stateOf(mine);
       kept.webhook ??= entry.webhook;
       this.#broadcast(mine);
     }
@@ -196,20 +191,9 @@ export class EventHub {
   }
 }
 
-const SETTLED: ReadonlySet<MessageStatus> = new Set(['delivered', 'failed', 'not forwarded']);
-
-/** Which of two states of one event is further: a settled one, then the one with more requests made. */
-function compareProgress(a: EventView, b: EventView): number {
-  const settled = Number(SETTLED.has(a.status)) - Number(SETTLED.has(b.status));
-  return settled !== 0 ? settled : requests(a) - requests(b);
-}
-
-function requests(view: EventView): number {
-  return view.webhooks.reduce((sum, webhook) => sum + webhook.attempts, 0);
-}
-
-function attemptKey(attempt: AttemptView): string {
-  return `${attempt.at} ${attempt.webhook} ${attempt.attempt}`;
+/** What one recorded state of an event stands for: its status, and while retrying when next. */
+function stateOf(view: EventView): string {
+  return view.status === 'retrying' ? `retrying ${view.webhooks.map((webhook) => webhook.nextAttemptAt ?? '').join(' ')}` : view.status;
 }
 
 function frame(view: EventView): string {

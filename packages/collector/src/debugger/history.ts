@@ -8,8 +8,11 @@ import type { EventView } from './views.js';
 export interface HistoryEntry {
   view: EventView;
   webhook?: PreparedWebhook | undefined;
-  /** The status last written to the history, so that one status is written once. */
-  recorded?: EventView['status'];
+  /**
+   * The state last written to the history (its status, and while retrying when the next attempts
+   * start), so that one state is written once.
+   */
+  recorded?: string;
 }
 
 /**

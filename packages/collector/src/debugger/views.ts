@@ -18,6 +18,11 @@ export interface WebhookView {
   note?: string;
   /** While `retrying`: when the next attempt starts (ISO 8601), for the page's countdown. */
   nextAttemptAt?: string;
+  /**
+   * The attempt of the delivery its latest state came from, as the store numbers them whichever
+   * collector made it (`attempts` counts only the requests the showing collector saw); absent before one.
+   */
+  attempt?: number;
 }
 
 /** Where a message stands: delivered as soon as any receiver accepted it. */
@@ -28,6 +33,53 @@ export function messageStatus(webhooks: readonly WebhookView[]): MessageStatus {
   if (webhooks.length === 0) return 'not forwarded';
   for (const status of ['delivered', 'retrying', 'pending'] as const) if (webhooks.some((webhook) => webhook.status === status)) return status;
   return 'failed';
+}
+
+/** The statuses a message ends in. */
+export const SETTLED: ReadonlySet<MessageStatus> = new Set(['delivered', 'failed', 'not forwarded']);
+
+/**
+ * Takes into `mine` another state of the same event, recorded by another process or earlier: the
+ * further advanced of the two wins, how the event arrived is taken from the one that knows, and the
+ * requests either made are all listed.
+ * @returns whether `theirs` was further, so that `mine` now has its status.
+ */
+export function absorb(mine: EventView, theirs: EventView): boolean {
+  const further = compareProgress(theirs, mine) > 0;
+  if (further) {
+    mine.webhooks = theirs.webhooks;
+    mine.status = theirs.status;
+  }
+  // A process that claimed an event it had not seen arrive shows it as a replay from the store;
+  // the accepting process's state tells how it arrived.
+  if (mine.origin === 'replay' && theirs.origin !== 'replay') mine.origin = theirs.origin;
+  const listed = new Set(mine.attempts.map(attemptKey));
+  mine.attempts.push(...theirs.attempts.filter((attempt) => !listed.has(attemptKey(attempt))));
+  mine.attempts.sort((a, b) => a.at - b.at);
+  return further;
+}
+
+/**
+ * Which of two states of one event is further: a settled one, then the one of a later attempt (the
+ * store numbers a delivery's attempts, whichever process makes them; the requests a process
+ * counted are only those it saw), then the one with more requests made.
+ */
+function compareProgress(a: EventView, b: EventView): number {
+  const settled = Number(SETTLED.has(a.status)) - Number(SETTLED.has(b.status));
+  if (settled !== 0) return settled;
+  return lastAttempt(a) - lastAttempt(b) || requests(a) - requests(b);
+}
+
+function lastAttempt(view: EventView): number {
+  return view.webhooks.reduce((last, webhook) => Math.max(last, webhook.attempt ?? 0), 0);
+}
+
+function requests(view: EventView): number {
+  return view.webhooks.reduce((sum, webhook) => sum + webhook.attempts, 0);
+}
+
+function attemptKey(attempt: AttemptView): string {
+  return `${attempt.at} ${attempt.webhook} ${attempt.attempt}`;
 }
 
 /** One request to one receiver, as the detail view lists it. */

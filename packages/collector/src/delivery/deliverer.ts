@@ -356,15 +356,15 @@ export class Deliverer {
       const webhook = hub.get(id)?.webhooks[index];
       hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
       const attempts = (webhook?.attempts ?? 0) + 1;
-      if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, httpStatus: status, note: undefined, nextAttemptAt: undefined });
+      if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, attempt, httpStatus: status, note: undefined, nextAttemptAt: undefined });
       // A request that ends after another URL settled the delivery leaves the URL skipped.
       else if (webhook?.status === 'skipped') hub.updateWebhook(id, index, { attempts, httpStatus: status, note: `${error?.message}; ${NOT_NEEDED}` });
-      else hub.updateWebhook(id, index, { attempts, httpStatus: status, note: error?.message });
+      else hub.updateWebhook(id, index, { attempts, attempt, httpStatus: status, note: error?.message });
     });
-    destination.on('retry', ({ id, error, delay }) => {
+    destination.on('retry', ({ id, attempt, error, delay }) => {
       const nextAttemptAt = new Date(Date.now() + delay).toISOString();
       for (const { index, error: cause } of error.failures) {
-        hub.updateWebhook(id, index, cause.retryable ? { status: 'retrying', note: cause.message, nextAttemptAt } : { status: 'failed', note: cause.message });
+        hub.updateWebhook(id, index, cause.retryable ? { status: 'retrying', attempt, note: cause.message, nextAttemptAt } : { status: 'failed', attempt, note: cause.message });
       }
     });
     destination.on('delivered', ({ id }) => {

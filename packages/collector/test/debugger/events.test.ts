@@ -81,11 +81,34 @@ describe('EventHub with a shared history', () => {
     expect(hub.get('late')!.attempts).toEqual([first, second]);
     expect(events.latest.get('theirs')).toMatchObject({ status: 'delivered', webhooks: [{ status: 'delivered', httpStatus: 200 }] });
     expect(hub.get('unknown')).toMatchObject({ status: 'delivered' });
-    expect(shared.recorded).toEqual(['late delivered']);
+    // Its own events are recorded as they arrive too (another process may be the one to deliver
+    // them, not knowing how they arrived); theirs never.
+    expect(shared.recorded).toEqual(['late pending', 'late delivered', 'theirs pending']);
 
     // A state that lists requests already listed here adds none twice.
     shared.deliver(view('late', { status: 'delivered', attempts: 2, httpStatus: 200 }, [first, second]));
     expect(hub.get('late')!.attempts).toEqual([first, second]);
+    events.close();
+    await hub.close();
+  });
+
+  it("records each retry's time, takes the state of a later attempt over one counting more requests, and learns how a claimed event arrived", async () => {
+    const shared = sharedHistory();
+    const hub = new EventHub({ history: shared.history });
+    const events = await page(hub);
+    await waitFor(shared.following, 'following');
+
+    // Claimed here without having seen it arrive: shown as a replay, retried twice.
+    hub.add({ ...view('claimed', {}), origin: 'replay' });
+    hub.updateWebhook('claimed', 0, { status: 'retrying', attempts: 1, attempt: 3, nextAttemptAt: '2030-01-01T00:00:01.000Z' });
+    hub.updateWebhook('claimed', 0, { attempts: 2 });
+    hub.updateWebhook('claimed', 0, { status: 'retrying', attempts: 2, attempt: 4, nextAttemptAt: '2030-01-01T00:00:02.000Z' });
+    // The accepting process's state, of its first attempt, with its requests counted from the start.
+    shared.deliver(view('claimed', { status: 'retrying', attempts: 5, attempt: 1, nextAttemptAt: '2030-01-01T00:00:00.000Z' }));
+
+    await waitFor(() => events.latest.get('claimed')?.origin === 'api', 'the origin learnt');
+    expect(hub.get('claimed')!.webhooks).toMatchObject([{ attempt: 4, nextAttemptAt: '2030-01-01T00:00:02.000Z' }]);
+    expect(shared.recorded).toEqual(['claimed pending', 'claimed retrying', 'claimed retrying']);
     events.close();
     await hub.close();
   });

@@ -123,6 +123,56 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
     expect(seen.ids()).toEqual(['first', 'late', 'early']);
   });
 
+  it('hands a page opened after many states were recorded every state since the history was opened, beyond the backlog', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = [await open(url), await open(url)];
+    await b.open();
+    for (let n = 0; n < 30; n++) a.record(entry(`e${n}`));
+    await a.close();
+    // A backlog of 5: only the newest 5 would be handed over without knowing where `open` ended.
+    const seen = follow(b, 5);
+    await waitFor(() => seen.ids().length === 30, 'every state since open', 3_000);
+    seen.stop();
+    // Followed again later: only what came since.
+    a.record(entry('later'));
+    await a.close();
+    const again = follow(b, 5);
+    await waitFor(() => again.ids().includes('later'), 'the later state', 3_000);
+    expect(again.ids()).toEqual(['later']);
+  });
+
+  it('opens the further state of an event, not the last written, and how it arrived from the process that accepted it', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = [await open(url), await open(url)];
+    // b claimed and delivered what a accepted; a's retrying state of it was written after.
+    b.record({ ...entry('one', 'delivered', 2), view: { ...entry('one', 'delivered', 2).view, origin: 'replay' } });
+    await b.close();
+    a.record(entry('one', 'retrying', 1));
+    await a.close();
+
+    const [opened] = await (await open(url)).open();
+    expect(opened!.view).toMatchObject({ origin: 'api', status: 'delivered', webhooks: [{ status: 'delivered', attempts: 2 }] });
+  });
+
+  it('hands a page a state committed after the history was opened, though a later one was committed before', async () => {
+    const url = await cluster().createDatabase();
+    const history = await open(url);
+    const slow = new pg.Client({ connectionString: url });
+    await slow.connect();
+    try {
+      await slow.query('BEGIN');
+      const insert = `INSERT INTO events (id, entry, written_by) VALUES ($1, $2, gen_random_uuid())`;
+      await slow.query(insert, ['early', JSON.stringify(entry('early'))]);
+      await sql(url, insert, ['late', JSON.stringify(entry('late'))]);
+      expect((await history.open()).map((e) => e.view.id)).toEqual(['late']);
+      await slow.query('COMMIT');
+    } finally {
+      await slow.end();
+    }
+    const seen = follow(history);
+    await waitFor(() => seen.ids().includes('early'), 'the state committed last', 1_900);
+  });
+
   it('holds at most `retention` states while the database does not take them, and drops the rest', async () => {
     const url = await cluster().createDatabase();
     const history = await open(url, 5);

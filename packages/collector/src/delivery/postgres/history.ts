@@ -2,6 +2,7 @@ import type { Client, Pool } from 'pg';
 import { GroupCommit, log } from 'batched-analytics/internal';
 import { report } from '../../config/report.js';
 import type { EventHistory, HistoryEntry } from '../../debugger/history.js';
+import { absorb } from '../../debugger/views.js';
 import { ChannelListener } from './channel-listener.js';
 
 /** The channel a process tells the others on that it recorded event states. */
@@ -43,13 +44,8 @@ function writeStatement(count: number): string {
     SELECT pg_notify('${EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM written)`;
 }
 
-/** The latest state of each of the events among the newest `$1` rows, oldest first. */
-const LATEST = `
-  SELECT entry, seq FROM (
-    SELECT DISTINCT ON (id) id, entry, seq FROM (SELECT id, entry, seq FROM events ORDER BY seq DESC LIMIT $1) AS newest
-    ORDER BY id, seq DESC
-  ) AS latest
-  ORDER BY seq`;
+/** The newest `$1` rows, oldest first. */
+const NEWEST = 'SELECT entry, seq FROM (SELECT entry, seq FROM events ORDER BY seq DESC LIMIT $1) AS newest ORDER BY seq';
 
 /** Rows after `$1` and the holes `$3` came back for: others' states whole, this process's only as a `seq`. */
 const READ = `
@@ -87,6 +83,11 @@ export class PostgresHistory implements EventHistory {
   /** States recorded and not written yet: at most `retention`, so a stalled database cannot grow memory. */
   #waiting = 0;
   #following: Follower | undefined;
+  /**
+   * How far the others' states were read: by `open`, then by each follower. A page opened later
+   * reads on from there, so that what was recorded while no page was open is not lost to it.
+   */
+  readonly #position: Position = { holes: new Map() };
 
   constructor(db: HistoryConnection, retention: number) {
     this.#db = db;
@@ -97,7 +98,9 @@ export class PostgresHistory implements EventHistory {
   }
 
   async open(): Promise<HistoryEntry[]> {
-    return (await latest(this.#db.pool(), this.#retention)).entries;
+    const { entries, seqs } = await latest(this.#db.pool(), this.#retention);
+    begin(this.#position, seqs, this.#retention);
+    return entries;
   }
 
   record(entry: HistoryEntry): void {
@@ -120,7 +123,7 @@ export class PostgresHistory implements EventHistory {
   }
 
   follow(backlog: number, listener: (entries: HistoryEntry[]) => void): () => void {
-    const follower = new Follower(this.#db, backlog, listener);
+    const follower = new Follower(this.#db, this.#position, backlog, listener);
     this.#following = follower;
     follower.start();
     return () => {
@@ -144,23 +147,32 @@ export class PostgresHistory implements EventHistory {
   }
 }
 
-/** One page's following of the others' states, from the newest `backlog` events on. */
+/** How far the states in the table were read. */
+interface Position {
+  /** The highest `seq` read; undefined until the history is opened or a backlog read. */
+  seen?: bigint;
+  /** `seq` values below `seen` not read yet, with when each was found missing. */
+  readonly holes: Map<bigint, number>;
+}
+
+/**
+ * One page's following of the others' states: from where the history was read up to, or without
+ * that, from the newest `backlog` events on.
+ */
 class Follower {
   readonly #db: HistoryConnection;
+  readonly #position: Position;
   readonly #backlog: number;
   readonly #listener: (entries: HistoryEntry[]) => void;
   readonly #channel: ChannelListener;
   readonly #poll: NodeJS.Timeout;
-  /** The highest `seq` read; undefined until the backlog is read. */
-  #seen: bigint | undefined;
-  /** `seq` values below `#seen` not read yet, with when each was found missing. */
-  readonly #holes = new Map<bigint, number>();
   #reading: Promise<void> | undefined;
   #readAgain = false;
   #stopping: Promise<void> | undefined;
 
-  constructor(db: HistoryConnection, backlog: number, listener: (entries: HistoryEntry[]) => void) {
+  constructor(db: HistoryConnection, position: Position, backlog: number, listener: (entries: HistoryEntry[]) => void) {
     this.#db = db;
+    this.#position = position;
     this.#backlog = backlog;
     this.#listener = listener;
     this.#channel = new ChannelListener(() => db.connect(), EVENTS_CHANNEL, () => this.#read(), (error) => db.describe(error));
@@ -199,42 +211,72 @@ class Follower {
 
   async #readAll(): Promise<void> {
     const pool = this.#db.pool();
-    if (this.#seen === undefined) {
-      const { entries, seq } = await latest(pool, this.#backlog);
-      this.#seen = seq;
-      if (entries.length > 0 && !this.#stopping) this.#listener(entries);
+    const position = this.#position;
+    if (position.seen === undefined) {
+      const { entries, seqs } = await latest(pool, this.#backlog);
+      if (this.#stopping) return;
+      begin(position, seqs, this.#backlog);
+      if (entries.length > 0) this.#listener(entries);
       return;
     }
     let full: boolean;
     do {
-      const holes = [...this.#holes.keys()].map(String);
-      const { rows } = await pool.query<{ seq: string; entry: string | null }>(READ, [String(this.#seen), this.#db.writer, holes]);
+      const holes = [...position.holes.keys()].map(String);
+      const { rows } = await pool.query<{ seq: string; entry: string | null }>(READ, [String(position.seen), this.#db.writer, holes]);
       if (this.#stopping) return;
       full = rows.length === READ_BATCH;
-      this.#account(rows.map((row) => BigInt(row.seq)));
+      account(position, rows.map((row) => BigInt(row.seq)));
       const entries = rows.flatMap((row) => (row.entry === null ? [] : [JSON.parse(row.entry) as HistoryEntry]));
       if (entries.length > 0) this.#listener(entries);
     } while (full);
   }
+}
 
-  /** Moves past what was read, noting the holes it skipped and giving up the ones that waited long enough. */
-  #account(seqs: bigint[]): void {
-    const now = Date.now();
-    for (const seq of seqs) {
-      if (this.#holes.delete(seq)) continue;
-      const after = seq - this.#seen! > MOST_HOLES ? seq - BigInt(MOST_HOLES) : this.#seen! + 1n;
-      for (let missing = after; missing < seq; missing++) this.#holes.set(missing, now);
-      if (seq > this.#seen!) this.#seen = seq;
-    }
-    for (const [seq, since] of this.#holes) {
-      if (now - since < HOLE_WAIT && this.#holes.size <= MOST_HOLES) break;
-      this.#holes.delete(seq);
-    }
+/** Moves past what was read, noting the holes it skipped and giving up the ones that waited long enough. */
+function account(position: Position, seqs: bigint[]): void {
+  const now = Date.now();
+  const { holes } = position;
+  for (const seq of seqs) {
+    if (holes.delete(seq)) continue;
+    const seen = position.seen!;
+    const after = seq - seen > MOST_HOLES ? seq - BigInt(MOST_HOLES) : seen + 1n;
+    for (let missing = after; missing < seq; missing++) holes.set(missing, now);
+    if (seq > seen) position.seen = seq;
+  }
+  for (const [seq, since] of holes) {
+    if (now - since < HOLE_WAIT && holes.size <= MOST_HOLES) break;
+    holes.delete(seq);
   }
 }
 
-/** The latest state of each event among the newest `limit` rows, oldest first, and the highest `seq` there. */
-async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntry[]; seq: bigint }> {
-  const { rows } = await pool.query<{ entry: string; seq: string }>(LATEST, [limit]);
-  return { entries: rows.map((row) => JSON.parse(row.entry) as HistoryEntry), seq: rows.length === 0 ? 0n : BigInt(rows.at(-1)!.seq) };
+/**
+ * Starts reading after the newest `limit` rows, whose `seq` values (ascending) are `seqs`, noting
+ * the holes between them: rows other processes had not committed yet, to be read when they are.
+ * Fewer rows than `limit` are the whole table, so the values below the first are holes too.
+ */
+function begin(position: Position, seqs: bigint[], limit: number): void {
+  position.seen = seqs.length < limit ? 0n : seqs[0]! - 1n;
+  account(position, seqs);
+}
+
+/**
+ * The state of each event among the newest `limit` rows, by the order the events last changed in,
+ * and the `seq` of those rows. An event's states are taken in as the live page takes in others'
+ * ({@link absorb}): the highest `seq` is not always the further state, since processes write
+ * concurrently, and a process that claimed an event it had not seen arrive records it as a replay.
+ */
+async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntry[]; seqs: bigint[] }> {
+  const { rows } = await pool.query<{ entry: string; seq: string }>(NEWEST, [limit]);
+  const events = new Map<string, HistoryEntry>();
+  for (const row of rows) {
+    const entry = JSON.parse(row.entry) as HistoryEntry;
+    const kept = events.get(entry.view.id);
+    if (kept !== undefined) {
+      absorb(kept.view, entry.view);
+      kept.webhook ??= entry.webhook;
+      events.delete(entry.view.id);
+    }
+    events.set(entry.view.id, kept ?? entry);
+  }
+  return { entries: [...events.values()], seqs: rows.map((row) => BigInt(row.seq)) };
 }
