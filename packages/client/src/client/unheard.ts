@@ -1,4 +1,5 @@
 import type { AnalyticsError } from '../core/errors.js';
+import { Throttle } from '../core/throttle.js';
 
 /** How long the failures of one kind stay quiet after one was written, in ms. */
 const QUIET_FOR = 60_000;
@@ -11,27 +12,20 @@ const QUIET_FOR = 60_000;
 export class UnheardFailures {
   readonly #label: string;
   readonly #write: (line: string) => void;
-  readonly #now: () => number;
-  /** Per error code: when its last line was written, and how many were left out since. */
-  readonly #kinds = new Map<string, { at: number; skipped: number }>();
+  readonly #throttle: Throttle;
 
   constructor(label: string, write = (line: string) => console.error(line), now = Date.now) {
     this.#label = label;
     this.#write = write;
-    this.#now = now;
+    this.#throttle = new Throttle(QUIET_FOR, now);
   }
 
   report(error: AnalyticsError): void {
-    const now = this.#now();
-    const kind = this.#kinds.get(error.code);
-    if (kind !== undefined && now - kind.at < QUIET_FOR) {
-      kind.skipped += 1;
-      return;
-    }
-    const skipped = kind?.skipped ? ` (${kind.skipped} more ${error.code} since the last line)` : '';
-    this.#kinds.set(error.code, { at: now, skipped: 0 });
+    const skipped = this.#throttle.admit(error.code);
+    if (skipped === undefined) return;
+    const since = skipped > 0 ? ` (${skipped} more ${error.code} since the last line)` : '';
     this.#write(
-      `batched-analytics [${this.#label}] ${error.code}: ${error.message}${skipped}. ` +
+      `batched-analytics [${this.#label}] ${error.code}: ${error.message}${since}. ` +
         'Listen to the `error` event, or set `logger` or `silent`; more of this kind within a minute are not shown.',
     );
   }

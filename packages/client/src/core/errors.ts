@@ -34,6 +34,11 @@ export class AnalyticsError extends Error {
   }
 }
 
+/** What went wrong, in one line: an error's message, or anything else thrown as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** A constructor option is invalid. Thrown by constructors, before any I/O. */
 export class ConfigError extends AnalyticsError {
   /** The option at fault, e.g. `flushAt` or `webhooks[2].url`. */

@@ -1,5 +1,5 @@
 import { formatWithOptions } from 'node:util';
-import { log } from 'batched-analytics/internal';
+import { log, Throttle } from 'batched-analytics/internal';
 
 /** How serious a line is: warnings and errors reach stderr whatever `DEBUG` says. */
 export type ReportLevel = 'warn' | 'error';
@@ -40,7 +40,7 @@ const toStderr: ReportSink = (level, line) => {
 };
 
 let sink: ReportSink = toStderr;
-const lastWritten = new Map<string, { at: number; held: number }>();
+const throttle = new Throttle(REPORT_INTERVAL);
 
 /**
  * Reports a failure an operator must see: storage, the database, the journal. Also goes to
@@ -53,22 +53,29 @@ export function report(level: ReportLevel, format: string, ...args: unknown[]): 
 /** {@link report} with what the line is about, as fields. */
 export function reportAbout(level: ReportLevel, fields: ReportFields, format: string, ...args: unknown[]): void {
   log(format, ...args);
-  const now = Date.now();
-  const last = lastWritten.get(format);
-  if (last !== undefined && now - last.at < REPORT_INTERVAL) {
-    last.held += 1;
-    return;
-  }
-  const held = last?.held ?? 0;
-  lastWritten.set(format, { at: now, held: 0 });
-  const line = formatWithOptions({ breakLength: Infinity, depth: 4 }, format, ...args);
+  const held = throttle.admit(format);
+  if (held === undefined) return;
+  const line = formatted(format, args);
   sink(level, held > 0 ? `${line} (and ${held} more like it since)` : line, fields);
+}
+
+/**
+ * {@link report} without the rate limit, for a caller that paces its lines itself and whose every
+ * line counts (each try of a start that waits for its database).
+ */
+export function reportEach(level: ReportLevel, format: string, ...args: unknown[]): void {
+  log(format, ...args);
+  sink(level, formatted(format, args), {});
+}
+
+function formatted(format: string, args: unknown[]): string {
+  return formatWithOptions({ breakLength: Infinity, depth: 4 }, format, ...args);
 }
 
 /** Sends reports elsewhere (the serve command's log format, tests); returns the previous sink. */
 export function setReportSink(next: ReportSink): ReportSink {
   const previous = sink;
   sink = next;
-  lastWritten.clear();
+  throttle.clear();
   return previous;
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AnalyticsError } from 'batched-analytics/internal';
-import { report } from '../config/report.js';
+import { reportEach } from '../config/report.js';
 import type { Store, StoreSnapshot } from './store.js';
 
 /** Waits between tries to open the store, in ms: doubled after each failure up to the most. */
@@ -32,9 +32,8 @@ export async function openStore(store: Store, options: OpenStoreOptions): Promis
       if (!(error instanceof AnalyticsError) || error.code !== 'ERR_STORE_CONNECT' || left <= 0 || options.signal?.aborted) throw error;
       const pause = Math.min(wait, left);
       options.onWait?.(error.message);
-      // The try's number is part of the format on purpose: report() writes a format at most every
-      // 10 s, and each try must show (at most startTimeout / 250 ms of them).
-      report('warn', `collector: the store is not available yet (try ${attempt}): %s; trying again in %d ms (postgres.startTimeout)`, error.message, pause);
+      // Every try shows: the backoff already paces them.
+      reportEach('warn', 'collector: the store is not available yet (try %d): %s; trying again in %d ms (postgres.startTimeout)', attempt, error.message, pause);
       await sleep(pause, undefined, { signal: options.signal, ref: false }).catch(() => undefined);
       if (options.signal?.aborted) throw error;
     }
