@@ -1,4 +1,4 @@
-import { BeforeSendError, FilteredError } from '../core/errors.js';
+import { BeforeSendError, FilteredError, messageOf } from '../core/errors.js';
 import { type Message, type SerializedMessage, serializeMessage, validateMessage } from '../core/message.js';
 import type { BeforeSend } from './options.js';
 
@@ -38,6 +38,5 @@ export function runBeforeSend(hooks: readonly BeforeSend[], message: Message): H
 }
 
 function failed(what: string, cause: unknown): HookOutcome {
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  return { reason: 'before-send', error: new BeforeSendError(`Dropped: ${what}: ${reason}`, cause) };
+  return { reason: 'before-send', error: new BeforeSendError(`Dropped: ${what}: ${messageOf(cause)}`, cause) };
 }

@@ -1,5 +1,5 @@
 import { byteLength } from '../platform/bytes.js';
-import { MessageTooLargeError, ValidationError } from './errors.js';
+import { MessageTooLargeError, messageOf, ValidationError } from './errors.js';
 import type { Integrations } from './integrations.js';
 import { describe } from './describe.js';
 import { isPlainObject } from './validate.js';
@@ -228,8 +228,7 @@ function unreadableKey(source: Record<string, unknown>): string {
 }
 
 function unreadableError(field: string, error: unknown): ValidationError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new ValidationError(field, `Expected \`${field}\` to be readable, got an error reading it: ${reason}`, { cause: error });
+  return new ValidationError(field, `Expected \`${field}\` to be readable, got an error reading it: ${messageOf(error)}`, { cause: error });
 }
 
 function plainObjectField(field: string, value: unknown): void {

@@ -1,4 +1,4 @@
-import { displayUrl, HttpError, InProgress, log, WebhookDestination, WebhookError, type WebhookSettings } from 'batched-analytics/internal';
+import { displayUrl, HttpError, InProgress, log, messageOf, WebhookDestination, WebhookError, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { EventHub } from '../debugger/events.js';
@@ -7,9 +7,6 @@ import { report, reportAbout } from '../config/report.js';
 import type { Claimed, Delivery, Store } from './store.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
-
-/** A store failure in one line: the store's own message says what failed (its database, its disk). */
-const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** A source's destination, with what it was made from and the attempts it is making. */
 interface Destination {
@@ -166,7 +163,7 @@ export class Deliverer {
     await Promise.all([this.#running.settled(), this.#claiming]);
     await this.#store
       .release([...this.#held.values()])
-      .catch((error: unknown) => report('warn', 'collector: could not give claims back (they lapse after the lease): %s', reason(error)));
+      .catch((error: unknown) => report('warn', 'collector: could not give claims back (they lapse after the lease): %s', messageOf(error)));
     this.#held.clear();
   }
 
@@ -195,7 +192,7 @@ export class Deliverer {
           else for (const held of claimed) this.#attempt(held);
         } catch (error) {
           // The next poll tries again; meanwhile what is due waits in the store.
-          report('warn', 'collector: could not claim deliveries: %s', reason(error));
+          report('warn', 'collector: could not claim deliveries: %s', messageOf(error));
           break;
         }
       } while (this.#claimAgain && !this.#closed);
@@ -244,7 +241,7 @@ export class Deliverer {
       if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
     } catch (error) {
       // The claim lapses and the delivery is attempted again: at-least-once.
-      report('warn', 'collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, reason(error));
+      report('warn', 'collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, messageOf(error));
     }
   }
 
@@ -325,7 +322,7 @@ export class Deliverer {
       const lost = await this.#store.renew([...this.#held.values()], this.#queue.lease);
       for (const held of lost) if (this.#held.has(held.delivery.id)) log('collector: %s: claim lapsed before it was renewed', held.delivery.id);
     } catch (error) {
-      report('warn', 'collector: could not renew claims: %s', reason(error));
+      report('warn', 'collector: could not renew claims: %s', messageOf(error));
     }
   }
 

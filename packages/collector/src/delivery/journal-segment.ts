@@ -31,6 +31,18 @@ export class Segment {
   live = 0;
   /** Their bytes: what copying them forward would write. */
   liveBytes = 0;
+
+  /** A record of `length` bytes here is needed: it counts until {@link release}. */
+  keep(length: number): void {
+    this.live += 1;
+    this.liveBytes += length;
+  }
+
+  /** A record of `length` bytes here is no longer needed (settled, or copied elsewhere). */
+  release(length: number): void {
+    this.live -= 1;
+    this.liveBytes -= length;
+  }
   /** A failed append could not be cut off: nothing more goes here. */
   broken = false;
   #reads = 0;

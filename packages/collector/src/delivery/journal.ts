@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log } from 'batched-analytics/internal';
+import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule } from './journal-format.js';
 import { readVersion1 } from './journal-v1.js';
@@ -362,8 +362,7 @@ export class JournalStore implements Store {
     if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
     // Every field set here, so that all entries share one shape.
     const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets, due: 0, claim: undefined };
-    segment.live += 1;
-    segment.liveBytes += length;
+    segment.keep(length);
     this.#pending.set(entry.id, entry);
     this.#schedule(entry, schedule?.at ?? 0);
     return entry;
@@ -371,20 +370,17 @@ export class JournalStore implements Store {
 
   #forget(entry: Entry): void {
     this.#pending.delete(entry.id);
-    entry.segment.live -= 1;
-    entry.segment.liveBytes -= entry.length;
+    entry.segment.release(entry.length);
   }
 
   #keepAudience(record: AudienceRecord, segment: Segment, length: number): void {
     const key = audienceKey(record.source, record.state.audience);
     const previous = this.#audiences.get(key);
     if (previous !== undefined) {
-      previous.segment.live -= 1;
-      previous.segment.liveBytes -= previous.length;
+      previous.segment.release(previous.length);
     }
     this.#audiences.set(key, { record, segment, length });
-    segment.live += 1;
-    segment.liveBytes += length;
+    segment.keep(length);
   }
 
   #take(entry: Entry, claim: string, until: number, delivery: Delivery): Claimed {
@@ -552,12 +548,10 @@ export class JournalStore implements Store {
       const written = (head: Segment, offset: number) => {
         // Settled while it was written: the settlement comes after the copy in the journal too.
         if (this.#pending.get(entry.id) !== entry) return;
-        entry.segment.live -= 1;
-        entry.segment.liveBytes -= entry.length;
+        entry.segment.release(entry.length);
         entry.segment = head;
         entry.offset = offset + starts[0]!;
-        head.live += 1;
-        head.liveBytes += entry.length;
+        head.keep(entry.length);
       };
       items.push(copied(copy, written));
     }
@@ -687,10 +681,6 @@ function copied(bytes: Buffer, written: Queued['written']): Queued {
 
 function line(record: JournalRecord): Buffer {
   return Buffer.from(`${JSON.stringify(record)}\n`);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function isAlive(pid: number): boolean {
