@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { log, type PreparedWebhook } from 'batched-analytics/internal';
 import { report } from '../config/report.js';
@@ -38,6 +38,11 @@ export interface EventHistory {
 }
 
 const FILE = 'history.ndjson';
+/**
+ * Entries a rewrite serializes per write: the whole history as one string would be tens of MB
+ * at once (10,000 events of a few KB), all of it garbage a moment later.
+ */
+const REWRITE_CHUNK = 256;
 
 /**
  * The default {@link EventHistory}: one NDJSON line per recorded state in the data directory,
@@ -117,7 +122,14 @@ export class HistoryFile implements EventHistory {
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
     const aside = `${this.#file}.tmp`;
     try {
-      await writeFile(aside, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      const file = await open(aside, 'w');
+      try {
+        for (let from = 0; from < entries.length; from += REWRITE_CHUNK) {
+          await file.write(entries.slice(from, from + REWRITE_CHUNK).map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+        }
+      } finally {
+        await file.close();
+      }
     } catch (error) {
       // Cut short by a full disk: what it wrote would only hold the room.
       await rm(aside, { force: true });
