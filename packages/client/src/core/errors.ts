@@ -10,6 +10,20 @@
 /** Where an error keeps the names of its classes, from its own up to `AnalyticsError`. */
 const CLASSES = Symbol.for('batched-analytics.error-classes');
 
+/** Each class's names, made once: a delivery refused while its URL backs off makes two errors. */
+const classNames = new WeakMap<object, readonly string[]>();
+
+function classesOf(type: object): readonly string[] {
+  let names = classNames.get(type);
+  if (names === undefined) {
+    const found: string[] = [];
+    for (let at: unknown = type; at !== Error && typeof at === 'function'; at = Object.getPrototypeOf(at)) found.push((at as { name: string }).name);
+    names = Object.freeze(found);
+    classNames.set(type, names);
+  }
+  return names;
+}
+
 /** Root of every error the library creates. */
 export class AnalyticsError extends Error {
   /** Stable, machine-readable identifier, e.g. `ERR_VALIDATION`. */
@@ -26,11 +40,7 @@ export class AnalyticsError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code ?? 'ERR_ANALYTICS';
-    const classes: string[] = [];
-    for (let type: unknown = new.target; type !== Error && typeof type === 'function'; type = Object.getPrototypeOf(type)) {
-      classes.push((type as { name: string }).name);
-    }
-    Object.defineProperty(this, CLASSES, { value: Object.freeze(classes) });
+    Object.defineProperty(this, CLASSES, { value: classesOf(new.target) });
   }
 }
 
