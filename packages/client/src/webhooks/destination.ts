@@ -150,6 +150,11 @@ interface Attempt {
   messageId: string;
   type: WebhookType;
   attempt: number;
+  /** The bytes every receiver gets and their `X-Signature`, made once, when the first request starts. */
+  signed: () => Promise<Signed>;
+}
+
+interface Signed {
   payload: Uint8Array;
   signature: Readonly<Record<string, string>>;
 }
@@ -316,17 +321,25 @@ export class WebhookDestination {
     return this.#pending.track(work);
   }
 
-  /** The bytes every receiver gets and their `X-Signature`, made once per delivery. */
-  async #sign(body: string): Promise<Pick<Attempt, 'payload' | 'signature'>> {
-    const payload = encodeText(body);
-    return { payload, signature: await this.#signer.bodyHeaders(payload) };
+  /**
+   * The bytes every receiver gets and their `X-Signature`, made on first use and kept: an attempt
+   * the breakers refuse makes neither, and one waiting for a URL's slot holds neither (a backlog
+   * of them would hold a copy of every body).
+   */
+  #signing(body: string): () => Promise<Signed> {
+    let signed: Promise<Signed> | undefined;
+    return () =>
+      (signed ??= (async () => {
+        const payload = encodeText(body);
+        return { payload, signature: await this.#signer.bodyHeaders(payload) };
+      })());
   }
 
   async #attemptOnce(id: string, prepared: PreparedWebhook, attempt: number, targets: readonly number[]): Promise<AttemptResult> {
     const { messageId, type, receivedAt } = prepared;
     let result: Accepted | WebhookFailure[];
     try {
-      result = await this.#attempt({ id, messageId, type, attempt, ...(await this.#sign(prepared.body)) }, targets);
+      result = await this.#attempt({ id, messageId, type, attempt, signed: this.#signing(prepared.body) }, targets);
     } catch (error) {
       // Only close() aborts an attempt: the delivery's fate is the caller's to keep.
       return { outcome: 'closed', error: error as Error };
@@ -351,19 +364,19 @@ export class WebhookDestination {
     const { webhooks } = this.#config;
     const { messageId, type, body, receivedAt } = prepared;
     // Signed once over the very bytes every receiver gets, on every attempt.
-    const { payload, signature } = await this.#sign(body);
+    const signed = this.#signing(body);
     const latest = new Map<number, WebhookFailure>();
     let targets = webhooks.map((_, index) => index);
     let attempts = 0;
     const run = async (attempt: number) => {
       attempts = attempt;
-      const result = await this.#attempt({ id, messageId, type, attempt, payload, signature }, targets);
+      const result = await this.#attempt({ id, messageId, type, attempt, signed }, targets);
       if (!Array.isArray(result)) return result;
       for (const failure of result) latest.set(failure.index, failure);
       targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
       throw new WebhookError([...latest.values()].sort((a, b) => a.index - b.index), this.#probeWait(id, result, targets));
     };
-    log('webhooks: %s %s (%d bytes) to %d URL(s)', type, id, payload.length, targets.length);
+    log('webhooks: %s %s (%d characters) to %d URL(s)', type, id, body.length, targets.length);
     try {
       let accepted: Accepted;
       try {
@@ -487,10 +500,11 @@ export class WebhookDestination {
       // The slot is held while the request waits for its turn: the lane's limit still bounds what waits here.
       const turn = this.#rateLimits[index]?.take();
       if (turn) started = await turn.then(() => performance.now());
+      const { payload, signature } = await context.signed();
       const status = await post({
         url,
-        body: context.payload,
-        headers: { ...headers, ...context.signature, ...(await this.#signer.requestHeaders(context.messageId, context.payload)) },
+        body: payload,
+        headers: { ...headers, ...signature, ...(await this.#signer.requestHeaders(context.messageId, payload)) },
         timeout: this.#config.timeout,
         signal: this.#abort.signal,
         connection: this.#connection,
