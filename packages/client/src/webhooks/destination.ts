@@ -269,7 +269,9 @@ export class WebhookDestination {
    * caller that keeps the retry schedule itself (the collector keeps it in its store, so that a
    * retry hours away holds no memory and any process may make it). Same lanes, breakers, backoff
    * (by `attempt`, or the receivers' `Retry-After`) and window (from the message's `receivedAt`) as
-   * `deliverPrepared()`, and the same events. Never rejects.
+   * `deliverPrepared()`, and the same events. A delivery the URLs' breakers refused without a
+   * request is told to wait longer, up to `maxRetryDelay`: pull it forward on `recovered`.
+   * Never rejects.
    */
   attemptOnce(prepared: PreparedWebhook, options: AttemptOnceOptions): Promise<AttemptResult> {
     const id = options.id ?? prepared.messageId;
@@ -353,7 +355,7 @@ export class WebhookDestination {
     const error = new WebhookError([...failed.values()].sort((a, b) => a.index - b.index), this.#probeWait(id, result, left));
     const remaining = receivedAt + this.#config.retryWindow - Date.now();
     if (!error.retryable || remaining <= 0) return { outcome: 'failed', error: this.#fail(id, messageId, attempt, error).error! };
-    const retryIn = Math.max(0, Math.min(retryDelay(error, attempt, this.#policy), remaining));
+    const retryIn = Math.max(0, Math.min(this.#nextTryIn(error, attempt), remaining));
     const urls = left.map((index) => this.#config.webhooks[index]!.url);
     log('webhooks: %s attempt %d failed; retry %d URL(s) in %d ms', id, attempt, urls.length, retryIn);
     this.#events.emit('retry', { id, messageId, attempt, delay: retryIn, urls, error });
@@ -532,6 +534,19 @@ export class WebhookDestination {
       this.#events.emit('recovered', { index, url });
     }
     return outcome;
+  }
+
+  /**
+   * When a delivery tries again: after its backoff, or the `Retry-After` its receivers asked for.
+   * One every open breaker refused (nothing was sent), and not told to carry the next probe, waits
+   * for its URLs instead: a random time between its backoff and `maxRetryDelay`. A backlog then
+   * comes back a few deliveries at a time, enough to carry the probes, instead of all of it at
+   * each backoff step, each attempt refused again; `recovered` says when to pull them forward.
+   */
+  #nextTryIn(error: WebhookError, attempt: number): number {
+    const own = retryDelay(error, attempt, this.#policy);
+    const refused = error.retryAfter === undefined && error.failures.every((failure) => failure.error instanceof BackingOffError);
+    return refused ? Math.round(own + Math.random() * Math.max(0, this.#policy.maxDelay - own)) : own;
   }
 
   /**

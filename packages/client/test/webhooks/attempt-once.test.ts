@@ -61,6 +61,28 @@ describe('WebhookDestination.attemptOnce', () => {
     expect(result).toMatchObject({ outcome: 'retry', retryIn: 5_000 });
   });
 
+  it('parks a delivery its open breaker refused, unsent, between its backoff and maxRetryDelay; the next probe comes at once', async () => {
+    const [down] = await receivers(status(503));
+    const dest = destination([down!], { breakerThreshold: 1, maxRetryDelay: 60_000 });
+    const opened = await dest.attemptOnce(prepareWebhook(track), { id: 'opens', attempt: 1 });
+    expect(opened).toMatchObject({ outcome: 'retry' });
+    // The first refused is told to carry the probe, when the breaker lets it through (minRetryDelay).
+    const carrier = await dest.attemptOnce(prepareWebhook(track), { id: 'carrier', attempt: 1 });
+    expect((carrier as { retryIn: number }).retryIn).toBeLessThanOrEqual(1_000);
+    const waits: number[] = [];
+    for (let n = 0; n < 200; n++) {
+      const refused = await dest.attemptOnce(prepareWebhook(track), { id: `parked-${n}`, attempt: 1 });
+      expect(refused).toMatchObject({ outcome: 'retry', targets: [0] });
+      waits.push((refused as { retryIn: number }).retryIn);
+    }
+    expect(down!.requests).toHaveLength(1);
+    // Spread over the range: a backlog comes back a few at a time, not all at each backoff step.
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(500);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(60_000);
+    expect(waits.filter((wait) => wait > 30_000).length).toBeGreaterThan(60);
+    expect(waits.filter((wait) => wait < 30_000).length).toBeGreaterThan(60);
+  });
+
   it('says failed when every receiver refused for good, or the retry window from receivedAt has run out', async () => {
     const [gone, down] = await receivers(status(400), status(503));
     const refused = destination([gone!]);
