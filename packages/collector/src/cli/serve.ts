@@ -6,6 +6,7 @@ import { PostgresStore } from '../delivery/postgres/store.js';
 import { AnalyticsError, type Command, type CommandContext, ConfigError, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
 import { POSTGRES_OPTIONS } from '../config/postgres-timeouts.js';
 import { setReportSink } from '../config/report.js';
+import { keepHeapNear } from './heap-target.js';
 import { Reloader } from './reload.js';
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from '../observe/log.js';
 
@@ -48,7 +49,7 @@ Config file:
     "delivery": { "timeout": 5000, "retryWindow": 14400000, "minRetryDelay": 1000,
                   "maxRetryDelay": 300000, "maxRequestsPerUrl": 64, "breakerThreshold": 5 },
     "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections},
-                "drainDelay": ${SERVER_DEFAULTS.drainDelay}, "sessionLifetime": ${SERVER_DEFAULTS.sessionLifetime} },
+                "drainDelay": ${SERVER_DEFAULTS.drainDelay}, "sessionLifetime": ${SERVER_DEFAULTS.sessionLifetime}, "heapTarget": ${SERVER_DEFAULTS.heapTarget} },
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
     "historyEvents": ${CONFIG_DEFAULTS.historyEvents},
@@ -62,7 +63,8 @@ Config file:
   work, and how many deliveries it holds at once. "historyEvents": how many events the live
   page can page back through. "server.drainDelay": on SIGTERM or SIGINT, how long ingestion
   keeps answering after /readyz turned 503; "sessionLifetime": how long a browser stays signed
-  in. "postgres" (with "store" or --store): how long connecting may take, how long a start
+  in; "heapTarget": the heap size (MB) kept near between full garbage collections, soft (0:
+  V8's own policy). "postgres" (with "store" or --store): how long connecting may take, how long a start
   waits for a database that is not up yet (0 to 3600000), how long the server
   lets a statement run, how long the collector waits for any answer (at least the statement
   timeout: a frozen server cannot cancel its own), and how long a transaction may wait on the
@@ -107,9 +109,11 @@ export const serveCommand: Command = {
     const logger = createLogger(format, (line) => context.stderr.write(line));
     // The collector's warnings and errors go out in the chosen format while it runs.
     const previousSink = setReportSink(logger.sink);
+    const stopKeepingHeap = config.server.heapTarget > 0 ? keepHeapNear(config.server.heapTarget) : undefined;
     try {
       return await serve(context, logger, { config, file: values.config, dataDir: values['data-dir'], port, host: values.host, storeUrl: flagStore ?? config.store });
     } finally {
+      stopKeepingHeap?.();
       setReportSink(previousSink);
     }
   },

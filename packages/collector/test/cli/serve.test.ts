@@ -33,7 +33,7 @@ describe.concurrent('help', () => {
     // Every limit with its default.
     expect(stdout).toContain('"postgres": { "connectTimeout": 3000, "startTimeout": 60000, "statementTimeout": 3000,');
     expect(stdout).toContain('"queryTimeout": 4000, "idleInTransactionTimeout": 5000 }');
-    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000 }');
+    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000, "heapTarget": 192 }');
     expect(stdout).toContain('GET /healthz');
   });
 });

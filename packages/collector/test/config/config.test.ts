@@ -32,7 +32,7 @@ describe('parseConfig', () => {
         { name: 'rotating', writeKey: 'wk_rot', destinations: { Webhooks: rotating } },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000 },
+      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000, heapTarget: 0 },
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
@@ -48,7 +48,7 @@ describe('parseConfig', () => {
         { name: 'rotating', writeKey: 'wk_rot', webhooks: rotating },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000 },
+      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000, heapTarget: 0 },
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
@@ -59,7 +59,7 @@ describe('parseConfig', () => {
 
   it('drains for 5 s on SIGTERM, keeps a browser signed in for 12 h, and waits up to 60 s for a database at start, by default', () => {
     const config = parseConfig({ sources: [source()] });
-    expect(config.server).toMatchObject({ drainDelay: 5_000, sessionLifetime: 43_200_000 });
+    expect(config.server).toMatchObject({ drainDelay: 5_000, sessionLifetime: 43_200_000, heapTarget: 192 });
     expect(config.postgres.startTimeout).toBe(60_000);
   });
 
@@ -114,8 +114,9 @@ describe('parseConfig', () => {
       'server.requestTimeout',
       'Expected `server.requestTimeout` to be >= `server.headersTimeout` (5000), got `1000`',
     ],
-    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, got `maxConnection`'],
+    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, `heapTarget`, got `maxConnection`'],
     [{ sources: [source()], server: { drainDelay: 120_000 } }, 'server.drainDelay', 'Expected `server.drainDelay` to be at most 60000, got `120000`'],
+    [{ sources: [source()], server: { heapTarget: -1 } }, 'server.heapTarget', 'Expected `server.heapTarget` to be an integer >= 0, got `-1` (number)'],
     [{ sources: [source()], server: { sessionLifetime: 1_000 } }, 'server.sessionLifetime', 'Expected `server.sessionLifetime` to be an integer >= 60000, got `1000` (number)'],
     [{ sources: [source()], postgres: { startTimeout: -1 } }, 'postgres.startTimeout', 'Expected `postgres.startTimeout` to be an integer >= 0, got `-1` (number)'],
     [{ sources: [source()], readToken: 'short' }, 'readToken', 'Expected `readToken` to be a string of at least 16 characters, got `"short"` (string)'],
