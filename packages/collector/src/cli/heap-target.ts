@@ -27,7 +27,7 @@ export function keepHeapNear(targetMb: number): () => void {
     setFlagsFromString(`--heap-growing-percent=${percent}`);
   };
   const observer = new PerformanceObserver((list) => {
-    if (!list.getEntries().some((entry) => FULL.has((entry.detail as { kind?: number } | undefined)?.kind))) return;
+    if (!list.getEntries().some((entry) => FULL.has((entry as { detail?: { kind?: number } }).detail?.kind))) return;
     // Read a moment after the collection: what is live then, near enough.
     const room = Math.floor((target / getHeapStatistics().used_heap_size - 1) * 100);
     grow(room >= V8_MAX_GROWTH ? 0 : Math.max(MIN_GROWTH, room));
