@@ -183,7 +183,13 @@ function signalAll(data, signal) {
     }
     // Fields after the command (in parentheses, which may hold spaces): state, then the parent's pid.
     const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (parent === postmaster) process.kill(Number(entry), signal);
+    if (parent !== postmaster) continue;
+    try {
+      process.kill(Number(entry), signal);
+    } catch (error) {
+      // A backend that ended between the listing and the signal needs none.
+      if (error.code !== 'ESRCH') throw error;
+    }
   }
 }
 
