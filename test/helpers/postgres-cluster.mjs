@@ -188,7 +188,7 @@ function signalAll(data, signal) {
       process.kill(Number(entry), signal);
     } catch (error) {
       // A backend that ended between the listing and the signal needs none.
-      if (error.code !== 'ESRCH') throw error;
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ESRCH') throw error;
     }
   }
 }
