@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
@@ -33,10 +33,19 @@ export interface JournalOptions {
    * @default 8388608 (8 MiB); at least 1024
    */
   segmentSize?: number;
+  /**
+   * Bytes of disk set aside (a file, `reserve`, in the data directory) for settlements and retries
+   * when the disk fills: they are written into it, so a crash before there is room again repeats
+   * none of the deliveries they record. While it is spent, acceptances are refused; it is set
+   * aside again once there is room. About 80 bytes a settlement: the default holds more than
+   * `queue.maxInFlight` deliveries. 0: none (settlements wait for room in memory).
+   * @default 1048576 (1 MiB)
+   */
+  reserve?: number;
 }
 
 /** The defaults of {@link JournalOptions}. */
-export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({ segmentSize: 8 * 1024 * 1024 });
+export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({ segmentSize: 8 * 1024 * 1024, reserve: 1024 * 1024 });
 
 /**
  * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
@@ -88,6 +97,9 @@ const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, def
 /** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
 const LEGACY = 'journal.ndjson';
 const LOCK = 'lock';
+const RESERVE = 'reserve';
+/** While the disk stays full, how often setting the reserve aside again is tried (each try fills the disk). */
+const RESERVE_RETRY = 1_000;
 /** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
 const STALE_SLACK = 4_096;
 /** Deliveries claimed together that lie at most this far apart are read in one go. */
@@ -148,6 +160,11 @@ export class JournalStore implements Store {
   #full = false;
   /** What acceptances of the last failed write were refused with. */
   #refusal: Error | undefined;
+  readonly #reserveSize: number;
+  /** Whether the reserve holds its room (or none is wanted): acceptances are written only then. */
+  #reserved: boolean;
+  /** No try to set the reserve aside again before this time (ms since the epoch). */
+  #reserveAgainAt = 0;
   /** Claims reading their deliveries: close waits for them. */
   readonly #reading = new InProgress();
   #closing: Promise<void> | undefined;
@@ -159,6 +176,8 @@ export class JournalStore implements Store {
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
     this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
+    this.#reserveSize = integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0);
+    this.#reserved = this.#reserveSize === 0;
   }
 
   /**
@@ -179,6 +198,9 @@ export class JournalStore implements Store {
     this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
     await this.#upgrade();
     await this.#removeDead();
+    if (!(await this.#setReserveAside())) {
+      report('warn', 'collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
+    }
     log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#pending.size, this.#audiences.size, this.#segments.length);
     return { pending: this.#pending.size };
   }
@@ -457,29 +479,29 @@ export class JournalStore implements Store {
     if (refused !== undefined) throw refused;
   }
 
-  /** One group: what a failed write deferred first, then the group; then space is given back. */
+  /**
+   * One group: what a failed write deferred first, then the group; then space is given back.
+   * Acceptances wait while the reserve is spent: the room it needs may be all there is.
+   */
   async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
+    const reserved = await this.#setReserveAside();
     const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
-    const refused = items.length > 0 ? await this.#write(items) : new Set<Queued>();
+    const held = new Set(reserved ? [] : items.filter((item) => !item.deferrable));
+    const written = items.filter((item) => !held.has(item));
+    const refused = written.length > 0 ? await this.#write(written) : new Set<Queued>();
     if (!this.#closing) await this.#maintain().catch((error: unknown) => report('warn', 'collector: journal compaction failed: %s', messageOf(error)));
-    const error = refused.size > 0 ? this.#refusal : undefined;
-    return batch.map((item) => (refused.has(item) ? error : undefined));
+    const waiting = held.size > 0 ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : undefined;
+    return batch.map((item) => (held.has(item) ? waiting : refused.has(item) ? this.#refusal : undefined));
   }
 
   /** Appends a batch to the head; when that fails, acceptances are refused and settlements deferred. */
   /** @returns the items refused (acceptances, when the write failed). */
   async #write(batch: readonly Queued[]): Promise<Set<Queued>> {
     try {
-      if (this.#head.broken) await this.#roll();
-      const head = this.#head;
-      let offset = await head.append(batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((item) => item.bytes)), batch.some((item) => item.sync));
+      await this.#appendAll(batch);
       if (this.#failing) report('warn', 'collector: the journal can be written again: acceptances resume');
       this.#failing = false;
       this.#full = false;
-      for (const item of batch) {
-        item.written?.(head, offset);
-        offset += item.bytes.length;
-      }
       return new Set();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -487,11 +509,17 @@ export class JournalStore implements Store {
       this.#full = code === 'ENOSPC' || code === 'EDQUOT';
       report('error', 'collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
       this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
-      const refused = new Set<Queued>();
-      for (const item of batch) {
-        if (item.deferrable) this.#deferred.push(item);
-        else refused.add(item);
+      const refused = new Set(batch.filter((item) => !item.deferrable));
+      const deferrable = batch.filter((item) => item.deferrable);
+      if (this.#full && deferrable.length > 0 && (await this.#spendReserve())) {
+        try {
+          await this.#appendAll(deferrable);
+          return refused;
+        } catch {
+          // Not even the reserve's room was enough: they wait in memory, as below.
+        }
       }
+      this.#deferred.push(...deferrable);
       if (this.#deferred.length > 0 && this.#retryTimer === undefined && !this.#closing) {
         this.#retryTimer = setTimeout(() => {
           this.#retryTimer = undefined;
@@ -500,6 +528,59 @@ export class JournalStore implements Store {
       }
       return refused;
     }
+  }
+
+  /** Appends items to the head, in one write; each learns where it went. */
+  async #appendAll(items: readonly Queued[]): Promise<void> {
+    if (this.#head.broken) await this.#roll();
+    const head = this.#head;
+    let offset = await head.append(items.length === 1 ? items[0]!.bytes : Buffer.concat(items.map((item) => item.bytes)), items.some((item) => item.sync));
+    for (const item of items) {
+      item.written?.(head, offset);
+      offset += item.bytes.length;
+    }
+  }
+
+  /**
+   * Sets the reserve aside, unless it is (a whole file of its size, written aside and renamed, is
+   * the only kind kept). On a full disk it tries again after `RESERVE_RETRY`, or once a segment
+   * was deleted. @returns whether acceptances may be written: the reserve holds its room, or it
+   * cannot be had for another reason than room (reported; settlements then wait in memory).
+   */
+  async #setReserveAside(): Promise<boolean> {
+    if (this.#reserved) return true;
+    if (Date.now() < this.#reserveAgainAt) return false;
+    const file = path.join(this.#dir, RESERVE);
+    try {
+      if ((await stat(file).catch(() => undefined))?.size !== this.#reserveSize) {
+        await writeFile(`${file}.tmp`, Buffer.alloc(this.#reserveSize));
+        await rename(`${file}.tmp`, file);
+      }
+      this.#reserved = true;
+      return true;
+    } catch (error) {
+      await unlink(`${file}.tmp`).catch(() => undefined);
+      this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') return false;
+      report('warn', 'collector: the journal reserve could not be set aside (settlements wait for room in memory when the disk fills): %s', messageOf(error));
+      return true;
+    }
+  }
+
+  /** Gives the reserve's room to the settlements a full disk refused. @returns whether there was any. */
+  async #spendReserve(): Promise<boolean> {
+    if (!this.#reserved || this.#reserveSize === 0) return false;
+    try {
+      await unlink(path.join(this.#dir, RESERVE));
+    } catch (error) {
+      report('warn', 'collector: the journal reserve could not be freed: %s', messageOf(error));
+      return false;
+    }
+    this.#reserved = false;
+    this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
+    report('warn', 'collector: the disk is full: settlements are written into the room set aside for them (journal reserve); acceptances are refused until it can be set aside again');
+    return true;
   }
 
   get #head(): Segment {
@@ -519,7 +600,7 @@ export class JournalStore implements Store {
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
     const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
     // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (this.#segments.length > 1 && !this.#full && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+    if (this.#segments.length > 1 && !this.#full && this.#reserved && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
       await this.#carry(this.#segments[0]!);
       await this.#removeDead();
     }
@@ -533,6 +614,8 @@ export class JournalStore implements Store {
     while (this.#segments.length > 1 && this.#segments[0]!.live === 0) {
       await this.#segments[0]!.remove();
       this.#segments.shift();
+      // Room came back: the reserve may be set aside again at once.
+      this.#reserveAgainAt = 0;
     }
   }
 

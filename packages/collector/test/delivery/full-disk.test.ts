@@ -1,4 +1,4 @@
-// The collector's promise on a disk that really fills (a 2 MiB tmpfs, the real CLI): what it
+// The collector's promise on a disk that really fills (a 3 MiB tmpfs, the real CLI): what it
 // answered 200 for is delivered, once; what it cannot record it refuses with 503 and Retry-After;
 // it accepts again by itself once there is room, and it starts on a full disk.
 import path from 'node:path';
@@ -7,7 +7,8 @@ import { basic, type Collector, postJson, startCollector, stopAll, tempDir, wait
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 import { mountTmpfs } from '../../../../test/helpers/tmpfs.js';
 
-const disk = mountTmpfs('2m');
+// 3 MiB: the journal sets 1 MiB aside for settlements.
+const disk = mountTmpfs('3m');
 const skip = typeof disk === 'string' ? disk : undefined;
 let temp: ReturnType<typeof tempDir>;
 let receiver: Loopback;

@@ -2,7 +2,7 @@
 // what it refused leaves no trace, and it heals by itself once there is room again.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JournalStore } from '../../src/delivery/journal.js';
 import { type ReportLevel, setReportSink } from '../../src/config/report.js';
 import type { Delivery } from '../../src/delivery/store.js';
@@ -28,6 +28,7 @@ beforeEach(() => {
   previousSink = setReportSink((level, line) => reports.push([level, line]));
 });
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(opened.splice(0).map((store) => store.close()));
   setReportSink(previousSink);
   if (disk !== undefined) {
@@ -39,7 +40,8 @@ afterEach(async () => {
 });
 
 function store(dir = path.join(disk.dir, 'data')): JournalStore {
-  const created = new JournalStore(dir);
+  // A quarter of the disk: the default (1 MiB) would be half of this one.
+  const created = new JournalStore(dir, { reserve: 512 * 1024 });
   opened.push(created);
   return created;
 }
@@ -92,6 +94,40 @@ describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipp
     await first.accept([delivery('later')]);
 
     expect(await pendingAfterRestart(first)).toEqual(['later']);
+  });
+
+  it('keeps settlements made on a full disk through a crash, written into the room it set aside', async () => {
+    const first = store();
+    await first.open();
+    // More settlements than the last page of the journal has room for (tmpfs counts pages).
+    const ids = Array.from({ length: 200 }, (_, n) => `m${n}`);
+    await first.accept(ids.map((id) => delivery(id)));
+    disk.fill();
+    const claimed = await first.claim(1_000, 60_000);
+    // Half are delivered; the others keep their segment (and its records of the first half) alive.
+    const delivered = claimed.filter((_, n) => n % 2 === 0);
+    expect(await Promise.all(delivered.map((held) => first.settle(held, 'delivered')))).toEqual(delivered.map(() => true));
+    // The process dies here, before there is room again: the next start sends none of them again.
+    const second = store();
+    await second.open();
+    expect((await second.claim(1_000, 60_000)).map((held) => held.delivery.id)).toEqual(ids.filter((_, n) => n % 2 === 1));
+    expect(reports.filter(([level]) => level === 'warn').map(([, line]) => line)).toContainEqual(expect.stringContaining('journal reserve'));
+  });
+
+  it('refuses acceptances while it cannot set its reserve aside, though a message would fit, and takes them once it can', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const first = store();
+    await first.open();
+    await first.close();
+    rmSync(path.join(disk.dir, 'data', 'reserve'));
+    disk.fill(64 * 1024);
+    const second = store();
+    await second.open();
+    await expect(second.accept([delivery('d')])).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE', message: expect.stringContaining('set aside') });
+    disk.drain();
+    vi.setSystemTime(Date.now() + 1_000);
+    await second.accept([delivery('e')]);
+    expect(await pendingAfterRestart(second)).toEqual(['e']);
   });
 
   it('opens on a full disk, with everything pending, and accepts once there is room', async () => {
