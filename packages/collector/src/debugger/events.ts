@@ -38,6 +38,8 @@ export class EventHub {
   readonly #clients = new Set<ServerResponse>();
   /** States appended to the history since it was last compacted. */
   #appended = 0;
+  /** The latest `arrived` given out. */
+  #arrived = 0;
   /** Runs only while a page is connected. */
   #heartbeat: NodeJS.Timeout | undefined;
   /** Stops following the other processes' events; set while a page is connected to a shared history. */
@@ -56,7 +58,9 @@ export class EventHub {
   add(view: EventView, webhook?: PreparedWebhook): void {
     view.status = messageStatus(view.webhooks);
     this.#events.delete(view.id);
-    this.#keep({ view, webhook });
+    // Strictly increasing: the events of one batch, accepted in the same millisecond, keep their order.
+    this.#arrived = Math.max(this.#arrived + 1, Date.now() * 1_000);
+    this.#keep({ view, webhook, arrived: this.#arrived });
     this.#changed(view);
   }
 

@@ -13,6 +13,11 @@ export interface HistoryEntry {
    * start), so that one state is written once.
    */
   recorded?: string;
+  /**
+   * When the page first showed it, in µs since the epoch, increasing within a process: the order
+   * the page shows after a restart (events are written as they settle, in another order).
+   */
+  arrived?: number;
 }
 
 /**
@@ -80,7 +85,9 @@ export class HistoryFile implements EventHistory {
         // A line cut short by a crash: the state it recorded is simply not in the history.
       }
     }
-    const entries = [...kept.values()].slice(-this.#retention);
+    // Lines are in the order events settled; the page shows them in the order they arrived.
+    const arrival = (entry: HistoryEntry) => entry.arrived ?? Date.parse(entry.view.receivedAt) * 1_000;
+    const entries = [...kept.values()].sort((a, b) => arrival(a) - arrival(b)).slice(-this.#retention);
     // Best effort: a full disk must not keep the collector from starting (and delivering).
     await this.#rewrite(entries).catch((error: unknown) => report('warn', 'collector: could not rewrite the event history %s: %s', this.#file, (error as Error).message));
     return entries;

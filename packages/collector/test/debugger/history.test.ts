@@ -42,6 +42,17 @@ describe('HistoryFile', () => {
     expect(readFileSync(path.join(dir, 'history.ndjson'), 'utf8').trim().split('\n')).toHaveLength(3);
   });
 
+  it('reopens in the order the events arrived, as the page showed them, not the order they settled in', async () => {
+    const dir = path.join(temp.dir, 'order');
+    const first = new HistoryFile(dir, 2);
+    await first.open();
+    // Accepted in one millisecond (one batch), in this order; settled in another.
+    const at = (id: string, arrived: number) => ({ view: { ...view(id, 'delivered'), receivedAt: new Date(5).toISOString() }, arrived });
+    for (const entry of [at('second', 5_001), at('third', 5_002), at('first', 5_000)]) first.record(entry);
+    await first.close();
+    expect((await new HistoryFile(dir, 2).open()).map((entry) => entry.view.id)).toEqual(['second', 'third']);
+  });
+
   it('skips a line cut short by a crash, and compaction leaves only the entries given', async () => {
     const dir = path.join(temp.dir, 'crash');
     const history = new HistoryFile(dir, 10);
