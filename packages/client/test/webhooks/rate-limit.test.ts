@@ -52,7 +52,9 @@ describe('RateLimit', () => {
     const busyUntil = performance.now() + 350;
     while (performance.now() < busyUntil); // both turns fall due meanwhile
     await Promise.all(turns);
-    expect(when[1]! - when[0]!).toBeGreaterThanOrEqual(100);
+    // Caught up, they would be microseconds apart. Each time is read a little after its grant,
+    // the first later than the second by a few µs at times (99.991 ms seen): 1 ms of slack.
+    expect(when[1]! - when[0]!).toBeGreaterThanOrEqual(99);
   });
 
   it('lets a request through at once when the last one is at least an interval ago', async () => {
