@@ -161,8 +161,11 @@ export class JournalStore implements Store {
   /** What acceptances of the last failed write were refused with. */
   #refusal: Error | undefined;
   readonly #reserveSize: number;
-  /** Whether the reserve holds its room (or none is wanted): acceptances are written only then. */
-  #reserved: boolean;
+  /**
+   * The reserve: `held` (its file holds the room), `missing` (spent, or not yet set aside:
+   * acceptances wait for it), or `none` (none wanted, or none can be had for another reason than room).
+   */
+  #reserve: 'held' | 'missing' | 'none';
   /** No try to set the reserve aside again before this time (ms since the epoch). */
   #reserveAgainAt = 0;
   /** Claims reading their deliveries: close waits for them. */
@@ -177,7 +180,7 @@ export class JournalStore implements Store {
     this.#dir = dir;
     this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
     this.#reserveSize = integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0);
-    this.#reserved = this.#reserveSize === 0;
+    this.#reserve = this.#reserveSize === 0 ? 'none' : 'missing';
   }
 
   /**
@@ -486,8 +489,8 @@ export class JournalStore implements Store {
   async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
     const reserved = await this.#setReserveAside();
     const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
-    const held = new Set(reserved ? [] : items.filter((item) => !item.deferrable));
-    const written = items.filter((item) => !held.has(item));
+    const held = new Set(reserved ? undefined : items.filter((item) => !item.deferrable));
+    const written = held.size === 0 ? items : items.filter((item) => item.deferrable);
     const refused = written.length > 0 ? await this.#write(written) : new Set<Queued>();
     if (!this.#closing) await this.#maintain().catch((error: unknown) => report('warn', 'collector: journal compaction failed: %s', messageOf(error)));
     const waiting = held.size > 0 ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : undefined;
@@ -544,11 +547,11 @@ export class JournalStore implements Store {
   /**
    * Sets the reserve aside, unless it is (a whole file of its size, written aside and renamed, is
    * the only kind kept). On a full disk it tries again after `RESERVE_RETRY`, or once a segment
-   * was deleted. @returns whether acceptances may be written: the reserve holds its room, or it
-   * cannot be had for another reason than room (reported; settlements then wait in memory).
+   * was deleted; one that cannot be had for another reason than room is given up for this run
+   * (reported; settlements then wait for room in memory). @returns whether acceptances may be written.
    */
   async #setReserveAside(): Promise<boolean> {
-    if (this.#reserved) return true;
+    if (this.#reserve !== 'missing') return true;
     if (Date.now() < this.#reserveAgainAt) return false;
     const file = path.join(this.#dir, RESERVE);
     try {
@@ -556,13 +559,16 @@ export class JournalStore implements Store {
         await writeFile(`${file}.tmp`, Buffer.alloc(this.#reserveSize));
         await rename(`${file}.tmp`, file);
       }
-      this.#reserved = true;
+      this.#reserve = 'held';
       return true;
     } catch (error) {
       await unlink(`${file}.tmp`).catch(() => undefined);
-      this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOSPC' || code === 'EDQUOT') return false;
+      if (code === 'ENOSPC' || code === 'EDQUOT') {
+        this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
+        return false;
+      }
+      this.#reserve = 'none';
       report('warn', 'collector: the journal reserve could not be set aside (settlements wait for room in memory when the disk fills): %s', messageOf(error));
       return true;
     }
@@ -570,14 +576,14 @@ export class JournalStore implements Store {
 
   /** Gives the reserve's room to the settlements a full disk refused. @returns whether there was any. */
   async #spendReserve(): Promise<boolean> {
-    if (!this.#reserved || this.#reserveSize === 0) return false;
+    if (this.#reserve !== 'held') return false;
     try {
       await unlink(path.join(this.#dir, RESERVE));
     } catch (error) {
       report('warn', 'collector: the journal reserve could not be freed: %s', messageOf(error));
       return false;
     }
-    this.#reserved = false;
+    this.#reserve = 'missing';
     this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
     report('warn', 'collector: the disk is full: settlements are written into the room set aside for them (journal reserve); acceptances are refused until it can be set aside again');
     return true;
@@ -600,7 +606,7 @@ export class JournalStore implements Store {
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
     const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
     // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (this.#segments.length > 1 && !this.#full && this.#reserved && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+    if (this.#segments.length > 1 && !this.#full && this.#reserve !== 'missing' && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
       await this.#carry(this.#segments[0]!);
       await this.#removeDead();
     }
