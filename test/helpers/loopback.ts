@@ -51,3 +51,25 @@ export async function startLoopback(handler: Handler = (_, res) => res.end('{"su
       }),
   };
 }
+
+/** A {@link Loopback} that tells webhook deliveries apart by their `messageId`. */
+export interface WebhookReceiver extends Loopback {
+  /** Requests per messageId. */
+  attempts: Map<string, number>;
+  /** When each message was first answered 200, by messageId. */
+  delivered: Map<string, number>;
+}
+
+/** A webhook receiver that answers 503 to the messages `refuses` names (asked on each request) and 200 to the others. */
+export async function startWebhookReceiver(refuses: (messageId: string) => boolean): Promise<WebhookReceiver> {
+  const attempts = new Map<string, number>();
+  const delivered = new Map<string, number>();
+  const loopback = await startLoopback((req, res) => {
+    const { messageId } = JSON.parse(req.body) as { messageId: string };
+    attempts.set(messageId, (attempts.get(messageId) ?? 0) + 1);
+    if (refuses(messageId)) return void res.writeHead(503).end();
+    if (!delivered.has(messageId)) delivered.set(messageId, Date.now());
+    res.writeHead(200).end();
+  });
+  return { ...loopback, attempts, delivered };
+}

@@ -2,28 +2,16 @@
 // `serve` process, a loopback receiver answering 503 to three chosen messages and 200 to the rest.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { basic, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
-import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../test/helpers/loopback.js';
 
 const POISON = ['poison-0', 'poison-1', 'poison-2'];
 
 let temp: ReturnType<typeof tempDir>;
-let receiver: Loopback;
-/** Requests per messageId. */
-let attempts: Map<string, number>;
-/** When each message was first answered 200, by messageId. */
-let delivered: Map<string, number>;
+let receiver: WebhookReceiver;
 
 beforeEach(async () => {
   temp = tempDir();
-  attempts = new Map();
-  delivered = new Map();
-  receiver = await startLoopback((req, res) => {
-    const { messageId } = JSON.parse(req.body) as { messageId: string };
-    attempts.set(messageId, (attempts.get(messageId) ?? 0) + 1);
-    if (POISON.includes(messageId)) return void res.writeHead(503).end();
-    if (!delivered.has(messageId)) delivered.set(messageId, Date.now());
-    res.writeHead(200).end();
-  });
+  receiver = await startWebhookReceiver((messageId) => POISON.includes(messageId));
 });
 afterEach(async () => {
   await stopAll();
@@ -32,7 +20,7 @@ afterEach(async () => {
 });
 
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'Ordered', messageId });
-const poisonAttempts = () => POISON.reduce((sum, id) => sum + (attempts.get(id) ?? 0), 0);
+const poisonAttempts = () => POISON.reduce((sum, id) => sum + (receiver.attempts.get(id) ?? 0), 0);
 
 // 5 (the default): the three retried open the breaker only if one message's failures count more
 // than once. 2: they open it, and its probes must then go to the messages that can succeed.
@@ -57,12 +45,12 @@ it.each([{ breakerThreshold: undefined }, { breakerThreshold: 2 }])(
     await send(healthy.slice(0, 100));
     await send(healthy.slice(100));
 
-    await waitFor(() => healthy.every((id) => delivered.has(id)), 'the 200 healthy messages', 3_000);
-    expect(Math.max(...healthy.map((id) => delivered.get(id)!)) - sent).toBeLessThan(3_000);
+    await waitFor(() => healthy.every((id) => receiver.delivered.has(id)), 'the 200 healthy messages', 3_000);
+    expect(Math.max(...healthy.map((id) => receiver.delivered.get(id)!)) - sent).toBeLessThan(3_000);
     // Not given up: the three are still attempted, at their own backoff.
     const before = poisonAttempts();
     await waitFor(() => poisonAttempts() >= before + 6, 'more attempts of the three', 5_000);
-    expect(POISON.some((id) => delivered.has(id))).toBe(false);
+    expect(POISON.some((id) => receiver.delivered.has(id))).toBe(false);
   },
   30_000,
 );

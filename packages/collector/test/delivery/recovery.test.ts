@@ -3,24 +3,16 @@
 // while it is "down".
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { basic, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
-import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../test/helpers/loopback.js';
 
 let temp: ReturnType<typeof tempDir>;
-let receiver: Loopback;
+let receiver: WebhookReceiver;
 let down = true;
-/** When each message was first answered 200, by messageId. */
-let delivered: Map<string, number>;
 
 beforeEach(async () => {
   temp = tempDir();
   down = true;
-  delivered = new Map();
-  receiver = await startLoopback((req, res) => {
-    if (down) return void res.writeHead(503).end();
-    const { messageId } = JSON.parse(req.body) as { messageId: string };
-    if (!delivered.has(messageId)) delivered.set(messageId, Date.now());
-    res.writeHead(200).end();
-  });
+  receiver = await startWebhookReceiver(() => down);
 });
 afterEach(async () => {
   await stopAll();
@@ -44,12 +36,12 @@ it('delivers 2,000 messages that backed off during an outage within 8 s of the r
   }
   // Long enough for the breaker to have probed and failed once, and every message to have backed off.
   await new Promise((resolve) => setTimeout(resolve, 8_000));
-  expect(delivered.size).toBe(0);
+  expect(receiver.delivered.size).toBe(0);
 
   down = false;
   const back = Date.now();
-  await waitFor(() => delivered.size === total, `the ${total} messages`, 8_000);
-  const times = [...delivered.values()];
+  await waitFor(() => receiver.delivered.size === total, `the ${total} messages`, 8_000);
+  const times = [...receiver.delivered.values()];
   const first = Math.min(...times) - back;
   const drained = Math.max(...times) - back;
   expect(drained, `first delivery ${first} ms after the receiver came back, all ${total} after ${drained} ms`).toBeLessThan(8_000);
