@@ -35,6 +35,25 @@ async function rowsOf(url: string, query: string, done: (rows: { id: string }[])
   }
 }
 
+/**
+ * Writes the state of `early` in a transaction left open while `during` runs, and the state of
+ * `late` committed before it: a seq taken before another's, committed after it.
+ */
+async function committedOutOfOrder(url: string, during: () => Promise<void>): Promise<void> {
+  const slow = new pg.Client({ connectionString: url });
+  await slow.connect();
+  try {
+    await slow.query('BEGIN');
+    const insert = `INSERT INTO events (id, entry, written_by) VALUES ($1, $2, gen_random_uuid())`;
+    await slow.query(insert, ['early', JSON.stringify(entry('early'))]);
+    await sql(url, insert, ['late', JSON.stringify(entry('late'))]);
+    await during();
+    await slow.query('COMMIT');
+  } finally {
+    await slow.end();
+  }
+}
+
 describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, () => {
   const opened: { store: PostgresStore; history: EventHistory }[] = [];
   afterEach(async () => {
@@ -106,19 +125,10 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
     const seen = follow(await open(url));
     await waitFor(() => seen.ids().includes('first'), 'the backlog');
 
-    const slow = new pg.Client({ connectionString: url });
-    await slow.connect();
-    try {
-      await slow.query('BEGIN');
-      const insert = `INSERT INTO events (id, entry, written_by) VALUES ($1, $2, gen_random_uuid())`;
-      await slow.query(insert, ['early', JSON.stringify(entry('early'))]);
-      await sql(url, insert, ['late', JSON.stringify(entry('late'))]);
-      await sql(url, "NOTIFY batched_analytics_events");
+    await committedOutOfOrder(url, async () => {
+      await sql(url, 'NOTIFY batched_analytics_events');
       await waitFor(() => seen.ids().includes('late'), 'the later state');
-      await slow.query('COMMIT');
-    } finally {
-      await slow.end();
-    }
+    });
     await waitFor(() => seen.ids().includes('early'), 'the state committed last', 1_900);
     expect(seen.ids()).toEqual(['first', 'late', 'early']);
   });
@@ -157,18 +167,9 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
   it('hands a page a state committed after the history was opened, though a later one was committed before', async () => {
     const url = await cluster().createDatabase();
     const history = await open(url);
-    const slow = new pg.Client({ connectionString: url });
-    await slow.connect();
-    try {
-      await slow.query('BEGIN');
-      const insert = `INSERT INTO events (id, entry, written_by) VALUES ($1, $2, gen_random_uuid())`;
-      await slow.query(insert, ['early', JSON.stringify(entry('early'))]);
-      await sql(url, insert, ['late', JSON.stringify(entry('late'))]);
+    await committedOutOfOrder(url, async () => {
       expect((await history.open()).map((e) => e.view.id)).toEqual(['late']);
-      await slow.query('COMMIT');
-    } finally {
-      await slow.end();
-    }
+    });
     const seen = follow(history);
     await waitFor(() => seen.ids().includes('early'), 'the state committed last', 1_900);
   });
