@@ -233,23 +233,32 @@ function cpuMsOf(pid) {
 
 // ---------------------------------------------------------------- one run
 
+/**
+ * What a run needs besides its collectors, each undone by `unwind`: a temp dir, a receiver, and
+ * a config file whose one source sends to the webhooks `webhooksOf` picks from the receiver's URLs.
+ */
+async function prepare(webhooksOf) {
+  const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
+  undo.push(async () => rmSync(temp, { recursive: true, force: true }));
+  const receiver = await startReceiver();
+  undo.push(receiver.stop);
+  const config = path.join(temp, 'collector.json');
+  const sources = [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks: webhooksOf(receiver) } } }];
+  writeFileSync(config, JSON.stringify({ sources, delivery: { timeout: settings.timeout } }));
+  return { temp, receiver, config };
+}
+
 /** One run of `build`'s collectors on `store` (PostgreSQL ones on `server`), in `scenario`. */
 async function run(build, store, scenario, server) {
   const depth = undo.length;
   try {
-    const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
-    undo.push(async () => rmSync(temp, { recursive: true, force: true }));
-    const receiver = await startReceiver();
-    undo.push(receiver.stop);
-    const webhooks = {
-      healthy: [{ url: receiver.healthy }],
-      stalled: [{ url: receiver.stalled }, { url: receiver.healthy }],
-      remote: [{ url: receiver.remote }],
-    }[scenario];
-    const config = path.join(temp, 'collector.json');
-    writeFileSync(
-      config,
-      JSON.stringify({ sources: [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks } } }], delivery: { timeout: settings.timeout } }),
+    const { temp, receiver, config } = await prepare(
+      (urls) =>
+        ({
+          healthy: [{ url: urls.healthy }],
+          stalled: [{ url: urls.stalled }, { url: urls.healthy }],
+          remote: [{ url: urls.remote }],
+        })[scenario],
     );
     let database;
     if (store.postgres) {
@@ -368,13 +377,7 @@ const RECLAIM_WAIT = 5_000;
 async function outage(build) {
   const depth = undo.length;
   try {
-    const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
-    undo.push(async () => rmSync(temp, { recursive: true, force: true }));
-    const receiver = await startReceiver();
-    undo.push(receiver.stop);
-    const config = path.join(temp, 'collector.json');
-    const sources = [{ name: 'bench', writeKey: 'wk_bench', destinations: { Webhooks: { webhooks: [{ url: receiver.outage }] } } }];
-    writeFileSync(config, JSON.stringify({ sources, delivery: { timeout: settings.timeout } }));
+    const { temp, receiver, config } = await prepare((urls) => [{ url: urls.outage }]);
     const data = path.join(temp, 'data');
     const collector = await startCollector(build, config, ['--data-dir', data], `${build.label}-journal-outage`);
     undo.push(collector.stop);
