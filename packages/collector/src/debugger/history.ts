@@ -1,6 +1,6 @@
 import { appendFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { log, type PreparedWebhook } from 'batched-analytics/internal';
+import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import { report } from '../config/report.js';
 import type { EventView } from './views.js';
 
@@ -89,7 +89,7 @@ export class HistoryFile implements EventHistory {
     const arrival = (entry: HistoryEntry) => entry.arrived ?? Date.parse(entry.view.receivedAt) * 1_000;
     const entries = [...kept.values()].sort((a, b) => arrival(a) - arrival(b)).slice(-this.#retention);
     // Best effort: a full disk must not keep the collector from starting (and delivering).
-    await this.#rewrite(entries).catch((error: unknown) => report('warn', 'collector: could not rewrite the event history %s: %s', this.#file, (error as Error).message));
+    await this.#rewrite(entries).catch((error: unknown) => report('warn', 'collector: could not rewrite the event history %s: %s', this.#file, messageOf(error)));
     return entries;
   }
 

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { messageOf } from 'batched-analytics/internal';
 import { sendJson } from './http.js';
 
 /** What `/readyz` answers. */
@@ -41,7 +42,7 @@ export class Readiness {
       .probe()
       .then(
         (): ReadyState => ({ ready: true }),
-        (error: unknown): ReadyState => ({ ready: false, reason: `the store does not answer: ${(error as Error).message}` }),
+        (error: unknown): ReadyState => ({ ready: false, reason: `the store does not answer: ${messageOf(error)}` }),
       )
       .finally(() => (this.#probing = undefined));
     // Stopping may have begun while the store answered.
