@@ -59,7 +59,9 @@ describe('keepHeapNear', () => {
     const own = peakWith(0);
     const kept = peakWith(20);
     const roomy = peakWith(4_096);
-    expect(own).toBeGreaterThan(90);
+    // The premise: left alone, V8 lets the heap grow well past the ~40 MB kept live, so a 20 MB
+    // target has something to cut. Node 20 reaches about 160 MB; Node 24 83 to 122 MB (83 seen in CI).
+    expect(own).toBeGreaterThan(60);
     expect(kept).toBeLessThan(BELOW_V8 * own);
     expect(roomy).toBeGreaterThan(0.8 * own);
   }, 30_000);
