@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import { moduleGraph, PG_IMPORT } from '../../../test/helpers/module-graph.js';
 
@@ -17,6 +21,12 @@ it('depends on the client of the same version', () => {
   expect(pkg.dependencies['batched-analytics']).toBe(client.version);
 });
 
-it('its executable starts with a shebang', () => {
-  expect(readFileSync(new URL('dist/main.js', root), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+// npm links a bin only if its file exists when `npm ci` runs, before a clone's first build: the
+// bin is a committed launcher of the build (dist/main.js), not a file of dist/.
+it('its executable is a committed launcher with a shebang, which runs the built command', async () => {
+  const bin = fileURLToPath(new URL(pkg.bin['batched-analytics-collector'], root));
+  expect(path.relative(fileURLToPath(root), bin)).not.toMatch(/^dist\//);
+  expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, '--help']);
+  expect(stdout).toContain('or: batched-analytics-collector --config FILE');
 });
