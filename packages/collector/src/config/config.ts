@@ -339,6 +339,14 @@ function prefixed(prefix: string, validate: () => unknown): void {
 }
 
 /**
+ * The JSON parser's message without the text it may quote (`Unexpected token 's', ..."inToken": s3cret-adm"... is
+ * not valid JSON`): a config file holds secrets, and this message is logged.
+ */
+function parserMessage(error: Error): string {
+  return error.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, '');
+}
+
+/**
  * Reads and validates a config file.
  * @throws {ConfigError} when the file cannot be read, is not JSON, or has an invalid entry; the
  * message names the file and the entry.
@@ -354,7 +362,7 @@ export async function loadConfig(file: string): Promise<CollectorConfig> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError('config', `Config file ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError('config', `Config file ${file} is not valid JSON: ${parserMessage(error as Error)}`);
   }
   try {
     return parseConfig(parsed);
