@@ -293,12 +293,16 @@ function batchUrl(endpoint: unknown): string {
   return path.endsWith('/v1/batch') ? `${url.origin}${path}` : `${url.origin}${path}/v1/batch`;
 }
 
-/** @throws {ConfigError} naming the first key that is no option, and the option it likely meant. */
-function refuseUnknown(input: object): void {
-  const unknown = Object.keys(input).find((key) => !OPTION_NAMES.includes(key));
+/**
+ * @param of the call the options are for (`close()`), named in the message; the constructor's are not.
+ * @throws {ConfigError} naming the first key that is no option, and the option it likely meant.
+ */
+export function refuseUnknown(input: object, names: readonly string[] = OPTION_NAMES, of?: string): void {
+  const unknown = Object.keys(input).find((key) => !names.includes(key));
   if (unknown === undefined) return;
-  const meant = closest(unknown, OPTION_NAMES);
-  throw new ConfigError(unknown, `Unknown option \`${unknown}\`${meant === undefined ? '' : `: did you mean \`${meant}\`?`}`);
+  const meant = closest(unknown, names);
+  const hint = names.length === 0 ? ': it takes none' : meant === undefined ? '' : `: did you mean \`${meant}\`?`;
+  throw new ConfigError(unknown, `Unknown option \`${unknown}\`${of === undefined ? '' : ` of ${of}`}${hint}`);
 }
 
 function alias<K extends keyof Options>(input: Options, name: K, other: keyof Options): Options[K] {
