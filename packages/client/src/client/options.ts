@@ -209,6 +209,20 @@ const OPTION_NAMES = Object.keys({
   logger: true,
 } satisfies Record<keyof Options, true>);
 
+/**
+ * Other clients' names for an option (docs/migrating.md): spelling alone would not lead from them
+ * to ours. `host`, `path`, `maxEventsInBatch`, `httpRequestTimeout` and `httpClient` are
+ * `@segment/analytics-node`'s; `batchSize` is the common word for `flushAt`.
+ */
+const OTHER_CLIENTS_NAMES = new Map<string, keyof Options>([
+  ['host', 'endpoint'],
+  ['path', 'endpoint'],
+  ['batchSize', 'flushAt'],
+  ['maxEventsInBatch', 'flushAt'],
+  ['httpRequestTimeout', 'timeout'],
+  ['httpClient', 'dispatcher'],
+]);
+
 /** Routes of the service an endpoint must not end in: it is the base the client appends `/v1/batch` to. */
 const OTHER_ROUTE = /\/v1\/(identify|track|page|screen|group|alias|import)$/;
 
@@ -300,7 +314,7 @@ function batchUrl(endpoint: unknown): string {
 export function refuseUnknown(input: object, names: readonly string[] = OPTION_NAMES, of?: string): void {
   const unknown = Object.keys(input).find((key) => !names.includes(key));
   if (unknown === undefined) return;
-  const meant = closest(unknown, names);
+  const meant = (names === OPTION_NAMES ? OTHER_CLIENTS_NAMES.get(unknown) : undefined) ?? closest(unknown, names);
   const hint = names.length === 0 ? ': it takes none' : meant === undefined ? '' : `: did you mean \`${meant}\`?`;
   throw new ConfigError(unknown, `Unknown option \`${unknown}\`${of === undefined ? '' : ` of ${of}`}${hint}`);
 }

@@ -60,6 +60,17 @@ describe('option mistakes a JavaScript caller can make', () => {
     expect(() => new Analytics('wk', { colour: 'blue' } as never)).toThrow(new ConfigError('colour', 'Unknown option `colour`'));
   });
 
+  it.each([
+    ['host', 'endpoint'],
+    ['path', 'endpoint'],
+    ['batchSize', 'flushAt'],
+    ['maxEventsInBatch', 'flushAt'],
+    ['httpRequestTimeout', 'timeout'],
+    ['httpClient', 'dispatcher'],
+  ])('refuses another client\'s option `%s`, pointing to `%s`', (name, meant) => {
+    expect(() => new Analytics('wk', { [name]: 1 } as never)).toThrow(new ConfigError(name, `Unknown option \`${name}\`: did you mean \`${meant}\`?`));
+  });
+
   it('refuses an unknown option of close() and flush(), naming it, at the call', async () => {
     const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9' });
     expect(() => analytics.close({ timout: 5 } as never)).toThrow(new ConfigError('timout', 'Unknown option `timout` of close(): did you mean `timeout`?'));

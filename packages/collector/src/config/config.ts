@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
+import { closest, ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
 import { postgresUrl } from './connection-string.js';
 import { POSTGRES_OPTIONS, type PostgresOptions } from './postgres-timeouts.js';
 
@@ -289,7 +289,9 @@ function object(path: string, value: unknown, allowed: readonly string[]): Recor
   const unknown = Object.keys(value).find((key) => !allowed.includes(key));
   if (unknown !== undefined) {
     const where = path === 'config' ? 'the config' : `\`${path}\``;
-    throw new ConfigError(`${path}.${unknown}`, `Expected ${where} to have only ${allowed.map((k) => `\`${k}\``).join(', ')}, got \`${unknown}\``);
+    const meant = closest(unknown, allowed);
+    const hint = meant === undefined ? '' : `: did you mean \`${meant}\`?`;
+    throw new ConfigError(`${path}.${unknown}`, `Expected ${where} to have only ${allowed.map((k) => `\`${k}\``).join(', ')}, got \`${unknown}\`${hint}`);
   }
   return value;
 }
