@@ -8,6 +8,7 @@ import { POSTGRES_OPTIONS } from '../config/postgres-timeouts.js';
 import { setReportSink } from '../config/report.js';
 import { keepHeapNear } from './heap-target.js';
 import { Reloader } from './reload.js';
+import { liveEventsLines } from './live-url.js';
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from '../observe/log.js';
 
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
@@ -170,7 +171,7 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
     context.stderr.write(
       [
         `collector listening on ${collector.url}`,
-        `  live events:  ${collector.url}/`,
+        ...liveEventsLines(collector.url),
         storeUrl === undefined ? `  data dir:     ${dataDir}${defaulted}` : `  store:        ${redact(storeUrl)} (PostgreSQL, shared with any other collector on it)`,
         ...config.sources.map(({ name, webhooks }) => `  source ${name}: ${webhooks ? `Webhooks -> ${webhooks.webhooks.length} URL(s)` : 'no destination'}`),
         ...(collector.resumed > 0 ? [`  ${collector.resumed} undelivered message(s) pending in the ${kept}`] : []),

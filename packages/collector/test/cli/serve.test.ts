@@ -103,6 +103,16 @@ describe('running', () => {
     expect((await fetch(`http://localhost:${port}/`)).status).toBe(200);
   });
 
+  it('with --host 0.0.0.0, reports a live page URL a browser can open, and that it listens on every interface', async () => {
+    const config = writeConfig(temp.dir, { ...MINIMAL, adminToken: 'admin-token-0123456789' });
+    const collector = await startCollector(['--config', config, '--port', '0', '--host', '0.0.0.0', '--data-dir', `${temp.dir}/d`]);
+    const { port } = new URL(collector.url);
+    await waitFor(() => collector.stderr().includes('data dir:'), 'the report');
+    expect(collector.stderr()).toContain(`  live events:  http://127.0.0.1:${port}/ (listening on every interface)\n`);
+    expect(collector.stderr()).not.toContain('live events:  http://0.0.0.0');
+    expect((await fetch(`http://127.0.0.1:${port}/`, { headers: { authorization: 'Bearer admin-token-0123456789' } })).status).toBe(200);
+  });
+
   it('without --data-dir, journals in ./.batched-analytics and says so', async () => {
     const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0'], { cwd: temp.dir });
     const dir = path.join(temp.dir, '.batched-analytics');
