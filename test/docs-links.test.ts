@@ -8,6 +8,10 @@ import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The repository (package.json's `repository`): the packed READMEs link to its files by URL. */
+const REPOSITORY = 'https://github.com/batched-analytics/batched-analytics';
+const REPOSITORY_FILES = `${REPOSITORY}/blob/main/`;
+
 /** The markdown files of the repo root, docs/ and packages/<name>/ (not their node_modules). */
 function markdownFiles(): string[] {
   const inDir = (dir: string) =>
@@ -85,6 +89,20 @@ function relativeLinks(file: string): Link[] {
   return links;
 }
 
+/** The links to a file of the repository by its URL, as relative links from `file` to check alike. */
+function repositoryLinks(file: string): Link[] {
+  const links: Link[] = [];
+  proseLines(readFileSync(file, 'utf8')).forEach((text, index) => {
+    for (const match of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+      if (!match[1]!.startsWith(REPOSITORY_FILES)) continue;
+      const [path = '', anchor] = match[1]!.slice(REPOSITORY_FILES.length).split('#');
+      const target = relative(dirname(file), join(root, path)) + (anchor === undefined ? '' : `#${anchor}`);
+      links.push({ file, line: index + 1, target });
+    }
+  });
+  return links;
+}
+
 /** Why a link does not resolve, or undefined when it does. */
 function problem({ file, target }: Link): string | undefined {
   const hash = target.indexOf('#');
@@ -116,10 +134,29 @@ describe('documentation links', () => {
   });
 
   it.each(files.map((file) => [relative(root, file), file]))('every relative link in %s resolves', (_name, file) => {
-    const dead = relativeLinks(file)
+    const dead = [...relativeLinks(file), ...repositoryLinks(file)]
       .map((link) => ({ link, why: problem(link) }))
       .filter(({ why }) => why !== undefined)
       .map(({ link, why }) => `${relative(root, link.file)}:${link.line}: (${link.target}) ${why}`);
     expect(dead).toEqual([]);
+  });
+});
+
+// A package's README is its page on the registry, without the repository around it: a relative link
+// there resolves only to a file of the package; the others link to the repository by URL.
+describe('the packed READMEs', () => {
+  it.each(['client', 'collector'])('packages/%s: relative links point only to files the package ships, and package.json names the repository', (name) => {
+    const dir = join(root, 'packages', name);
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { files: string[]; repository: unknown };
+    expect(pkg.repository).toEqual({ type: 'git', url: `git+${REPOSITORY}.git`, directory: `packages/${name}` });
+    const shipped = (path: string) =>
+      ['README.md', 'LICENSE', 'package.json'].includes(path) || pkg.files.some((entry) => !entry.startsWith('!') && (path === entry || path.startsWith(`${entry}/`)));
+    const readme = join(dir, 'README.md');
+    const outside = relativeLinks(readme)
+      .map(({ line, target }) => ({ line, target, path: relative(dir, resolve(dir, decodeURIComponent(target.split('#')[0]!))) }))
+      .filter(({ target, path }) => !target.startsWith('#') && !shipped(path))
+      .map(({ line, target }) => `README.md:${line}: (${target}) is not in the package`);
+    expect(outside).toEqual([]);
+    expect(repositoryLinks(readme).length).toBeGreaterThan(0);
   });
 });

@@ -73,8 +73,8 @@ export function startCollector(args: string[], options: { cwd?: string; env?: Re
 }
 
 /** Runs the CLI to completion (for --help and errors). */
-export function runCli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [builtCli(), ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(args: string[], options: { cwd?: string; executable?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [options.executable ?? builtCli(), ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';

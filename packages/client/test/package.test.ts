@@ -16,6 +16,15 @@ it('VERSION matches package.json', () => {
   expect(VERSION).toBe(pkg.version);
 });
 
+// npm links a bin only if its file exists when `npm ci` runs, before a clone's first build: the
+// bin is a committed launcher of the build, not a file of dist/.
+it('its executable is a committed launcher that runs the built CLI', async () => {
+  const bin = pkg.bin['batched-analytics'] as string;
+  expect(bin).not.toMatch(/^(\.\/)?dist\//);
+  const { stdout } = await run(process.execPath, [fileURLToPath(new URL(bin, root)), '--help']);
+  expect(stdout).toMatch(/^Usage: batched-analytics <command>/);
+});
+
 // Self-reference by package name goes through the exports map, as an installed package would.
 it.each([
   ['require', `const a = require('batched-analytics'); console.log(typeof a.Analytics, new a.ValidationError('f', 'm') instanceof a.AnalyticsError)`, []],

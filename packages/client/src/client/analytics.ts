@@ -21,7 +21,7 @@ import {
 } from '../core/message.js';
 import { describe } from '../core/describe.js';
 import { LIMITS } from '../core/limits.js';
-import { constructorArguments, type Options, type ResolvedOptions, resolveOptions } from './options.js';
+import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
 import { BatchSender } from './sender.js';
 import { UnheardFailures } from './unheard.js';
@@ -36,6 +36,7 @@ export interface CloseOptions {
 }
 
 const DEFAULT_CLOSE_TIMEOUT = 30_000;
+const CLOSE_OPTION_NAMES: readonly (keyof CloseOptions)[] = ['timeout'];
 
 interface InFlight {
   /** Sequence number of the batch's first message: messages are numbered in call order. */
@@ -154,10 +155,18 @@ export class Analytics {
   /**
    * Sends everything queued so far, even partial batches, and resolves once all of it has settled
    * (overlapping calls share the work). Never rejects.
+   * @throws {ConfigError} when given options (it takes none).
    * @returns the fate of the calls made since the previous `flush()`: each call is reported by the
    * first `flush()` after it (`close()` reports lifetime totals).
    */
-  async flush(): Promise<Summary> {
+  flush(): Promise<Summary> {
+    // It takes no options (TypeScript refuses any): a JavaScript caller's `flush({ timeout })` is
+    // refused rather than ignored.
+    if (arguments.length > 0) refuseUnknown(Object(arguments[0]), [], 'flush()');
+    return this.#flush();
+  }
+
+  async #flush(): Promise<Summary> {
     const epoch = this.#epoch;
     this.#epoch += 1;
     const target = this.#accepted;
@@ -190,9 +199,10 @@ export class Analytics {
    * Idempotent: every call returns the same promise.
    * Never rejects.
    * @returns the totals over the client's lifetime.
-   * @throws {ConfigError} when `timeout` is not an integer >= 0.
+   * @throws {ConfigError} when `timeout` is not an integer >= 0, or for an unknown option.
    */
   close(options: CloseOptions = {}): Promise<Summary> {
+    refuseUnknown(options, CLOSE_OPTION_NAMES, 'close()');
     const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT;
     if (!Number.isInteger(timeout) || timeout < 0) {
       throw new ConfigError('timeout', `Expected \`timeout\` to be an integer >= 0, got ${describe(timeout)}`);

@@ -209,6 +209,20 @@ const OPTION_NAMES = Object.keys({
   logger: true,
 } satisfies Record<keyof Options, true>);
 
+/**
+ * Other clients' names for an option (docs/migrating.md): spelling alone would not lead from them
+ * to ours. `host`, `path`, `maxEventsInBatch`, `httpRequestTimeout` and `httpClient` are
+ * `@segment/analytics-node`'s; `batchSize` is the common word for `flushAt`.
+ */
+const OTHER_CLIENTS_NAMES = new Map<string, keyof Options>([
+  ['host', 'endpoint'],
+  ['path', 'endpoint'],
+  ['batchSize', 'flushAt'],
+  ['maxEventsInBatch', 'flushAt'],
+  ['httpRequestTimeout', 'timeout'],
+  ['httpClient', 'dispatcher'],
+]);
+
 /** Routes of the service an endpoint must not end in: it is the base the client appends `/v1/batch` to. */
 const OTHER_ROUTE = /\/v1\/(identify|track|page|screen|group|alias|import)$/;
 
@@ -293,12 +307,16 @@ function batchUrl(endpoint: unknown): string {
   return path.endsWith('/v1/batch') ? `${url.origin}${path}` : `${url.origin}${path}/v1/batch`;
 }
 
-/** @throws {ConfigError} naming the first key that is no option, and the option it likely meant. */
-function refuseUnknown(input: object): void {
-  const unknown = Object.keys(input).find((key) => !OPTION_NAMES.includes(key));
+/**
+ * @param of the call the options are for (`close()`), named in the message; the constructor's are not.
+ * @throws {ConfigError} naming the first key that is no option, and the option it likely meant.
+ */
+export function refuseUnknown(input: object, names: readonly string[] = OPTION_NAMES, of?: string): void {
+  const unknown = Object.keys(input).find((key) => !names.includes(key));
   if (unknown === undefined) return;
-  const meant = closest(unknown, OPTION_NAMES);
-  throw new ConfigError(unknown, `Unknown option \`${unknown}\`${meant === undefined ? '' : `: did you mean \`${meant}\`?`}`);
+  const meant = (names === OPTION_NAMES ? OTHER_CLIENTS_NAMES.get(unknown) : undefined) ?? closest(unknown, names);
+  const hint = names.length === 0 ? ': it takes none' : meant === undefined ? '' : `: did you mean \`${meant}\`?`;
+  throw new ConfigError(unknown, `Unknown option \`${unknown}\`${of === undefined ? '' : ` of ${of}`}${hint}`);
 }
 
 function alias<K extends keyof Options>(input: Options, name: K, other: keyof Options): Options[K] {

@@ -60,6 +60,26 @@ describe('option mistakes a JavaScript caller can make', () => {
     expect(() => new Analytics('wk', { colour: 'blue' } as never)).toThrow(new ConfigError('colour', 'Unknown option `colour`'));
   });
 
+  it.each([
+    ['host', 'endpoint'],
+    ['path', 'endpoint'],
+    ['batchSize', 'flushAt'],
+    ['maxEventsInBatch', 'flushAt'],
+    ['httpRequestTimeout', 'timeout'],
+    ['httpClient', 'dispatcher'],
+  ])('refuses another client\'s option `%s`, pointing to `%s`', (name, meant) => {
+    expect(() => new Analytics('wk', { [name]: 1 } as never)).toThrow(new ConfigError(name, `Unknown option \`${name}\`: did you mean \`${meant}\`?`));
+  });
+
+  it('refuses an unknown option of close() and flush(), naming it, at the call', async () => {
+    const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9' });
+    expect(() => analytics.close({ timout: 5 } as never)).toThrow(new ConfigError('timout', 'Unknown option `timout` of close(): did you mean `timeout`?'));
+    const flush = analytics.flush as (options: unknown) => Promise<unknown>;
+    expect(() => flush.call(analytics, { timeout: 5 })).toThrow(new ConfigError('timeout', 'Unknown option `timeout` of flush(): it takes none'));
+    // Neither call closed or flushed anything: the client still closes as asked.
+    await expect(analytics.close({ timeout: 0 })).resolves.toEqual({ delivered: 0, failed: 0, dropped: 0 });
+  });
+
   it('takes an endpoint that already ends in /v1/batch as the batch URL, not as a base', () => {
     expect(resolveOptions('wk', { endpoint: 'http://127.0.0.1:8080/v1/batch' }).url).toBe('http://127.0.0.1:8080/v1/batch');
     expect(resolveOptions('wk', { endpoint: 'https://proxy.example/segment/v1/batch/' }).url).toBe('https://proxy.example/segment/v1/batch');

@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { runCommand, runMain } from 'batched-analytics/internal';
-import { serveCommand } from './serve.js';
+import { collectorCommand } from './serve.js';
 
-// `batched-analytics-collector ...` is `batched-analytics serve ...`: the same flags, the same output.
-await runMain((argv, context) => runCommand('batched-analytics-collector', serveCommand, argv, context));
+const PROGRAM = 'batched-analytics-collector';
+
+// `batched-analytics-collector ...` is `batched-analytics serve ...`: the same flags and output, each
+// error line named for the program that was run.
+await runMain((argv, context) => runCommand(PROGRAM, collectorCommand(PROGRAM), argv, context));

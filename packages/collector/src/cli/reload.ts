@@ -50,9 +50,8 @@ export class Reloader {
         this.#logger.sink('error', `collector: config reload from ${this.#file} failed, the running config stays: ${String(error)}`, {});
         return;
       }
-      // A file that is not JSON gets a parser message quoting its text.
-      const quotes = SECRET_ENTRY.test(error.option) || error.message.includes('is not valid JSON');
-      const why = quotes ? `\`${error.option}\` is invalid (its value is not shown: it may hold a secret)` : error.message;
+      // loadConfig's message for a file that is not JSON quotes none of its text: shown as at start.
+      const why = SECRET_ENTRY.test(error.option) ? `\`${error.option}\` is invalid (its value is not shown: it may hold a secret)` : error.message;
       this.#logger.sink('error', `collector: config reload refused, the running config stays: ${why}`, { entry: error.option });
     }
   }

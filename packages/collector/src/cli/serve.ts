@@ -8,6 +8,7 @@ import { POSTGRES_OPTIONS } from '../config/postgres-timeouts.js';
 import { setReportSink } from '../config/report.js';
 import { keepHeapNear } from './heap-target.js';
 import { Reloader } from './reload.js';
+import { liveEventsLines } from './live-url.js';
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from '../observe/log.js';
 
 /** Where the journal goes without `--data-dir`: beside the work, visible, easy to delete. */
@@ -76,51 +77,58 @@ Config file:
 `;
 
 /** `batched-analytics serve`: the local collector. */
-export const serveCommand: Command = {
-  summary: 'run the local collector: ingestion API, Webhooks delivery and a live event page',
-  async run(args: string[], context: CommandContext): Promise<number> {
-    const { values, positionals } = parseFlags({
-      args,
-      options: {
-        config: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'data-dir': { type: 'string' },
-        store: { type: 'string' },
-        'log-format': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      allowPositionals: true,
-    });
-    if (values.help) {
-      context.stdout.write(HELP);
-      return EXIT.ok;
-    }
-    if (positionals.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(positionals[0])}`);
-    if (values.config === undefined) throw new UsageError('Expected --config FILE');
-    const port = integerFlag('--port', values.port, 0);
-    if (port !== undefined && port > 65_535) throw new UsageError(`Expected --port to be at most 65535, got ${JSON.stringify(values.port)}`);
-    if (values.host === '') throw new UsageError('Expected --host to be a host name or address, got ""');
-    if (values.store !== undefined && values['data-dir'] !== undefined) throw new UsageError('Expected --data-dir or --store, not both');
-    const format = (values['log-format'] ?? LOG_FORMATS[0]) as LogFormat;
-    if (!LOG_FORMATS.includes(format)) throw new UsageError(`Expected --log-format to be ${LOG_FORMATS.join(' or ')}, got ${JSON.stringify(values['log-format'])}`);
-    const flagStore = values.store === undefined ? undefined : postgresUrl('--store', values.store);
-    const config = await loadConfig(values.config);
-    const logger = createLogger(format, (line) => context.stderr.write(line));
-    // The collector's warnings and errors go out in the chosen format while it runs.
-    const previousSink = setReportSink(logger.sink);
-    const stopKeepingHeap = config.server.heapTarget > 0 ? keepHeapNear(config.server.heapTarget) : undefined;
-    try {
-      return await serve(context, logger, { config, file: values.config, dataDir: values['data-dir'], port, host: values.host, storeUrl: flagStore ?? config.store });
-    } finally {
-      stopKeepingHeap?.();
-      setReportSink(previousSink);
-    }
-  },
-};
+export const serveCommand: Command = collectorCommand('batched-analytics serve');
+
+/** The collector's command, which names itself `program` in the lines it writes. */
+export function collectorCommand(program: string): Command {
+  return {
+    summary: 'run the local collector: ingestion API, Webhooks delivery and a live event page',
+    async run(args: string[], context: CommandContext): Promise<number> {
+      const { values, positionals } = parseFlags({
+        args,
+        options: {
+          config: { type: 'string' },
+          port: { type: 'string' },
+          host: { type: 'string' },
+          'data-dir': { type: 'string' },
+          store: { type: 'string' },
+          'log-format': { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+        allowPositionals: true,
+      });
+      if (values.help) {
+        context.stdout.write(HELP);
+        return EXIT.ok;
+      }
+      if (positionals.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(positionals[0])}`);
+      if (values.config === undefined) throw new UsageError('Expected --config FILE');
+      const port = integerFlag('--port', values.port, 0);
+      if (port !== undefined && port > 65_535) throw new UsageError(`Expected --port to be at most 65535, got ${JSON.stringify(values.port)}`);
+      if (values.host === '') throw new UsageError('Expected --host to be a host name or address, got ""');
+      if (values.store !== undefined && values['data-dir'] !== undefined) throw new UsageError('Expected --data-dir or --store, not both');
+      const format = (values['log-format'] ?? LOG_FORMATS[0]) as LogFormat;
+      if (!LOG_FORMATS.includes(format)) throw new UsageError(`Expected --log-format to be ${LOG_FORMATS.join(' or ')}, got ${JSON.stringify(values['log-format'])}`);
+      const flagStore = values.store === undefined ? undefined : postgresUrl('--store', values.store);
+      const config = await loadConfig(values.config);
+      const logger = createLogger(format, (line) => context.stderr.write(line));
+      // The collector's warnings and errors go out in the chosen format while it runs.
+      const previousSink = setReportSink(logger.sink);
+      const stopKeepingHeap = config.server.heapTarget > 0 ? keepHeapNear(config.server.heapTarget) : undefined;
+      try {
+        return await serve(context, logger, { program, config, file: values.config, dataDir: values['data-dir'], port, host: values.host, storeUrl: flagStore ?? config.store });
+      } finally {
+        stopKeepingHeap?.();
+        setReportSink(previousSink);
+      }
+    },
+  };
+}
 
 /** What `serve` runs with once its flags are read. */
 interface ServeOptions {
+  /** How the command was run, e.g. `batched-analytics serve`. */
+  program: string;
   config: CollectorConfig;
   /** The config file, read again on SIGHUP. */
   file: string;
@@ -132,7 +140,7 @@ interface ServeOptions {
 }
 
 async function serve(context: CommandContext, logger: Logger, options: ServeOptions): Promise<number> {
-  const { config, port, host, storeUrl } = options;
+  const { program, config, port, host, storeUrl } = options;
   const dataDir = path.resolve(options.dataDir ?? DEFAULT_DATA_DIR);
   const kept = storeUrl === undefined ? 'journal' : 'database';
   let collector: RunningCollector;
@@ -142,7 +150,7 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   } catch (error) {
     // A token missing for the address is a config fault: exit 2, as any other.
     if (error instanceof ConfigError) throw error;
-    const why = `batched-analytics serve: cannot start: ${describeStartError(error, host, port)}`;
+    const why = `${program}: cannot start: ${describeStartError(error, host, port)}`;
     if (logger.format === 'json') logger.sink('error', why, {});
     else context.stderr.write(`${why}\n`);
     return EXIT.incomplete;
@@ -163,7 +171,7 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
     context.stderr.write(
       [
         `collector listening on ${collector.url}`,
-        `  live events:  ${collector.url}/`,
+        ...liveEventsLines(collector.url),
         storeUrl === undefined ? `  data dir:     ${dataDir}${defaulted}` : `  store:        ${redact(storeUrl)} (PostgreSQL, shared with any other collector on it)`,
         ...config.sources.map(({ name, webhooks }) => `  source ${name}: ${webhooks ? `Webhooks -> ${webhooks.webhooks.length} URL(s)` : 'no destination'}`),
         ...(collector.resumed > 0 ? [`  ${collector.resumed} undelivered message(s) pending in the ${kept}`] : []),

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
+import { closest, ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
 import { postgresUrl } from './connection-string.js';
 import { POSTGRES_OPTIONS, type PostgresOptions } from './postgres-timeouts.js';
 
@@ -289,7 +289,9 @@ function object(path: string, value: unknown, allowed: readonly string[]): Recor
   const unknown = Object.keys(value).find((key) => !allowed.includes(key));
   if (unknown !== undefined) {
     const where = path === 'config' ? 'the config' : `\`${path}\``;
-    throw new ConfigError(`${path}.${unknown}`, `Expected ${where} to have only ${allowed.map((k) => `\`${k}\``).join(', ')}, got \`${unknown}\``);
+    const meant = closest(unknown, allowed);
+    const hint = meant === undefined ? '' : `: did you mean \`${meant}\`?`;
+    throw new ConfigError(`${path}.${unknown}`, `Expected ${where} to have only ${allowed.map((k) => `\`${k}\``).join(', ')}, got \`${unknown}\`${hint}`);
   }
   return value;
 }
@@ -339,6 +341,14 @@ function prefixed(prefix: string, validate: () => unknown): void {
 }
 
 /**
+ * The JSON parser's message without the text it may quote (`Unexpected token 's', ..."inToken": s3cret-adm"... is
+ * not valid JSON`): a config file holds secrets, and this message is logged.
+ */
+function parserMessage(error: Error): string {
+  return error.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, '');
+}
+
+/**
  * Reads and validates a config file.
  * @throws {ConfigError} when the file cannot be read, is not JSON, or has an invalid entry; the
  * message names the file and the entry.
@@ -354,7 +364,7 @@ export async function loadConfig(file: string): Promise<CollectorConfig> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError('config', `Config file ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError('config', `Config file ${file} is not valid JSON: ${parserMessage(error as Error)}`);
   }
   try {
     return parseConfig(parsed);

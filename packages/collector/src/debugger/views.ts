@@ -1,7 +1,8 @@
 // What the live debugger shows of each event: the shapes its page, history and detail view share.
 /**
- * Where a webhook stands with one message. `skipped`: another URL accepted the message first, so
- * this one was not needed (and is not retried).
+ * Where a webhook stands with one message. `skipped`: another URL accepted the message before this
+ * one answered (or was asked), so it was not needed (and is not retried). One that answered with a
+ * failure is `failed` even then, so that a dead receiver shows as one.
  */
 export type WebhookStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
 

@@ -354,8 +354,9 @@ export class Deliverer {
       hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
       const attempts = (webhook?.attempts ?? 0) + 1;
       if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, attempt, httpStatus: status, note: undefined, nextAttemptAt: undefined });
-      // A request that ends after another URL settled the delivery leaves the URL skipped.
-      else if (webhook?.status === 'skipped') hub.updateWebhook(id, index, { attempts, httpStatus: status, note: `${error?.message}; ${NOT_NEEDED}` });
+      // A request that fails after another URL settled the delivery: not retried, but failed, so that
+      // a dead receiver shows as one.
+      else if (webhook?.status === 'skipped') hub.updateWebhook(id, index, { status: 'failed', attempts, attempt, httpStatus: status, note: `${error?.message}; ${NOT_NEEDED}` });
       else hub.updateWebhook(id, index, { attempts, attempt, httpStatus: status, note: error?.message });
     });
     destination.on('retry', ({ id, attempt, error, delay }) => {
@@ -366,8 +367,9 @@ export class Deliverer {
     });
     destination.on('delivered', ({ id }) => {
       for (const index of unsettled(id)) {
-        const why = hub.get(id)!.webhooks[index]!.note;
-        hub.updateWebhook(id, index, { status: 'skipped', note: `${why ? `${why}; ` : ''}${NOT_NEEDED}`, nextAttemptAt: undefined });
+        // Every request it answered so far failed (else it would be delivered): failed, not retried.
+        const { note: why, attempts } = hub.get(id)!.webhooks[index]!;
+        hub.updateWebhook(id, index, { status: attempts > 0 ? 'failed' : 'skipped', note: `${why ? `${why}; ` : ''}${NOT_NEEDED}`, nextAttemptAt: undefined });
       }
     });
     destination.on('failed', ({ id, error }) => {

@@ -1,5 +1,10 @@
 import { isIP } from 'node:net';
 
+/** The name in a `Host` header, without its port: `[::1]:8088` → `[::1]`, `example.com:80` → `example.com`. */
+export function hostName(host: string): string {
+  return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+}
+
 /** Names that reach a collector bound to a loopback address (or to every address). */
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -33,7 +38,7 @@ export class HostCheck {
     if (host === undefined || host === '') return false;
     const value = host.toLowerCase();
     if (this.#own.has(value)) return true;
-    const name = value.startsWith('[') ? value.slice(0, value.indexOf(']') + 1) : value.replace(/:\d+$/, '');
+    const name = hostName(value);
     return this.#names.some((allowed) => (allowed.startsWith('.') ? name === allowed.slice(1) || name.endsWith(allowed) : name === allowed));
   }
 }

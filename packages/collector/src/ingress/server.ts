@@ -5,12 +5,13 @@ import { type CollectorMetrics, METRICS_CONTENT_TYPE } from '../observe/metrics.
 import type { CollectorConfig, SourceConfig } from '../config/config.js';
 import { describeEvent } from '../debugger/detail.js';
 import type { EventHub } from '../debugger/events.js';
-import type { HostCheck } from './hosts.js';
+import { type HostCheck, hostName } from './hosts.js';
 import { type Readiness, sendHealth, sendReadiness } from './health.js';
 import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
 import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
+import { HOST_REFUSED_HEADERS, hostRefusedPage } from '../debugger/host-refused.js';
 import { report } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
 import { StoreUnavailableError } from '../delivery/store.js';
@@ -84,6 +85,10 @@ export function createHandler(context: ServerContext): RequestListener {
     method,
     handle: (req, res) => {
       if (!context.hosts.allows(req.headers.host)) {
+        // A browser (typically at the machine's address after `--host 0.0.0.0`) is told what to change.
+        if (req.method === 'GET' && /\btext\/html\b/.test(req.headers.accept ?? '')) {
+          return sendHtml(res, 403, hostRefusedPage(hostName(req.headers.host ?? '')), HOST_REFUSED_HEADERS);
+        }
         throw new RequestError(403, 'ERR_HOST', `The live page does not answer to the host ${JSON.stringify(req.headers.host ?? '')}; add it to \`allowedHosts\` in the config`);
       }
       return handle(req, res);

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signBody } from 'batched-analytics/internal';
 import { basic, type Collector, oneWebhookConfig, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { runCli } from '../../../../test/helpers/cli.js';
 import { scrape } from '../../../../test/helpers/metrics.js';
 import { type ReceivedRequest, type Receiver, status, useReceivers } from '../../../../test/helpers/receiver.js';
 
@@ -84,15 +85,31 @@ describe('serve: SIGHUP reloads the config', () => {
     writeFileSync(file, JSON.stringify({ ...config('http://127.0.0.1:9/elsewhere'), sources: [{ name: 'web', writeKey: 'wk_other' }], delivery: { timeout: 0 } }));
     await reload(collector, 'reload refused');
     expect(collector.stderr()).toMatch(/ERROR collector: config reload refused, the running config stays: .*`delivery\.timeout` to be an integer >= 1/);
-    writeFileSync(file, '{ not json');
+    writeFileSync(file, '{ "sources": [');
     await reload(collector, 'reload refused', 2);
-    expect(collector.stderr()).toContain('`config` is invalid');
+    // The wording of a start with the same file.
+    expect(collector.stderr()).toContain(`reload refused, the running config stays: Config file ${file} is not valid JSON: Unexpected end of JSON input`);
 
     // The old write key and URL still work; the new key does not.
     expect((await postJson(`${collector.url}/v1/track`, track(1), auth)).status).toBe(200);
     expect((await postJson(`${collector.url}/v1/track`, track(2), { authorization: basic('wk_other') })).status).toBe(401);
     await drained(collector, 1);
     expect(messageIds(hooks)).toEqual(['m-1']);
+  });
+
+  it('names what is wrong with a file that is not JSON, at start and on reload alike, without quoting its text', async () => {
+    const file = writeConfig(temp.dir, config('http://127.0.0.1:9/'), 'quoted.json');
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/quoted`]);
+    // A bare word where a string belongs: V8's message would quote the text around it.
+    const broken = '{ "adminToken": s3cret-admin-token }';
+    writeFileSync(file, broken);
+    await reload(collector, 'reload refused');
+    const atStart = await runCli(['serve', '--config', file, '--port', '0', '--data-dir', `${temp.dir}/quoted-start`]);
+
+    const why = `Config file ${file} is not valid JSON: Unexpected token 's'`;
+    expect(collector.stderr()).toContain(`reload refused, the running config stays: ${why}\n`);
+    expect(atStart.stderr).toContain(`${why} (run`);
+    expect(collector.stderr() + atStart.stderr).not.toContain('s3cret');
   });
 
   it('applies a new source, headers and secret at once, and reports what needs a restart, leaving it as it runs', async () => {

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { postJson, runCli, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 
@@ -102,6 +103,16 @@ describe('running', () => {
     expect((await fetch(`http://localhost:${port}/`)).status).toBe(200);
   });
 
+  it('with --host 0.0.0.0, reports a live page URL a browser can open, and that it listens on every interface', async () => {
+    const config = writeConfig(temp.dir, { ...MINIMAL, adminToken: 'admin-token-0123456789' });
+    const collector = await startCollector(['--config', config, '--port', '0', '--host', '0.0.0.0', '--data-dir', `${temp.dir}/d`]);
+    const { port } = new URL(collector.url);
+    await waitFor(() => collector.stderr().includes('data dir:'), 'the report');
+    expect(collector.stderr()).toContain(`  live events:  http://127.0.0.1:${port}/ (listening on every interface)\n`);
+    expect(collector.stderr()).not.toContain('live events:  http://0.0.0.0');
+    expect((await fetch(`http://127.0.0.1:${port}/`, { headers: { authorization: 'Bearer admin-token-0123456789' } })).status).toBe(200);
+  });
+
   it('without --data-dir, journals in ./.batched-analytics and says so', async () => {
     const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0'], { cwd: temp.dir });
     const dir = path.join(temp.dir, '.batched-analytics');
@@ -118,16 +129,19 @@ describe('running', () => {
     await expect(fetch(`${collector.url}/`)).rejects.toThrow();
   });
 
-  it('exits 1 when the port is taken or another collector holds the data dir', async () => {
+  it.each([
+    ['batched-analytics serve', ['serve'], undefined],
+    ['batched-analytics-collector', [], fileURLToPath(new URL('../../bin/batched-analytics-collector.js', import.meta.url))],
+  ])('run as `%s`, exits 1 naming that program when the port is taken or another collector holds the data dir', async (program, command, executable) => {
     const config = writeConfig(temp.dir, MINIMAL);
     const first = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/d`]);
     const port = new URL(first.url).port;
-    const taken = await runCli(['serve', '--config', config, '--port', port, '--data-dir', `${temp.dir}/other`]);
+    const taken = await runCli([...command, '--config', config, '--port', port, '--data-dir', `${temp.dir}/other`], { executable });
     expect(taken).toMatchObject({ code: 1, stdout: '' });
-    expect(taken.stderr).toContain(`127.0.0.1:${port} is already in use`);
-    const locked = await runCli(['serve', '--config', config, '--port', '0', '--data-dir', `${temp.dir}/d`]);
+    expect(taken.stderr).toMatch(new RegExp(`^${program}: cannot start: .*127\\.0\\.0\\.1:${port} is already in use`));
+    const locked = await runCli([...command, '--config', config, '--port', '0', '--data-dir', `${temp.dir}/d`], { executable });
     expect(locked).toMatchObject({ code: 1, stdout: '' });
-    expect(locked.stderr).toContain(`is in use by process ${first.child.pid}`);
+    expect(locked.stderr).toMatch(new RegExp(`^${program}: cannot start: .*is in use by process ${first.child.pid}`));
   });
 
   it('exits 1 naming the database, without its password, when the --store cannot be reached', async () => {

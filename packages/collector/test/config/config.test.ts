@@ -89,7 +89,7 @@ describe('parseConfig', () => {
     [
       { sources: [source()], postgres: { connectionTimeout: 1_000 } },
       'postgres.connectionTimeout',
-      'Expected `postgres` to have only `connectTimeout`, `startTimeout`, `statementTimeout`, `queryTimeout`, `idleInTransactionTimeout`, got `connectionTimeout`',
+      'Expected `postgres` to have only `connectTimeout`, `startTimeout`, `statementTimeout`, `queryTimeout`, `idleInTransactionTimeout`, got `connectionTimeout`: did you mean `connectTimeout`?',
     ],
     [{ sources: [source()], postgres: { connectTimeout: 50 } }, 'postgres.connectTimeout', 'Expected `postgres.connectTimeout` to be an integer >= 100, got `50` (number)'],
     [{ sources: [source()], postgres: { statementTimeout: 1_500.5 } }, 'postgres.statementTimeout', 'Expected `postgres.statementTimeout` to be an integer >= 100, got `1500.5` (number)'],
@@ -114,7 +114,7 @@ describe('parseConfig', () => {
       'server.requestTimeout',
       'Expected `server.requestTimeout` to be >= `server.headersTimeout` (5000), got `1000`',
     ],
-    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, `heapTarget`, got `maxConnection`'],
+    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, `heapTarget`, got `maxConnection`: did you mean `maxConnections`?'],
     [{ sources: [source()], server: { drainDelay: 120_000 } }, 'server.drainDelay', 'Expected `server.drainDelay` to be at most 60000, got `120000`'],
     [{ sources: [source()], server: { heapTarget: -1 } }, 'server.heapTarget', 'Expected `server.heapTarget` to be an integer >= 0, got `-1` (number)'],
     [{ sources: [source()], server: { sessionLifetime: 1_000 } }, 'server.sessionLifetime', 'Expected `server.sessionLifetime` to be an integer >= 60000, got `1000` (number)'],
@@ -148,7 +148,7 @@ describe('parseConfig', () => {
     [{ sources: [source({ name: 3 })] }, 'sources[0].name', 'Expected `sources[0].name` to be a non-empty string, got `3` (number)'],
     [{ sources: [source(), source({ writeKey: 'other' })] }, 'sources[1].name', 'Expected `sources[1].name` to be unique, got the same as `sources[0].name`'],
     [{ sources: [source(), source({ name: 'other' })] }, 'sources[1].writeKey', 'Expected `sources[1].writeKey` to be unique, got the same as `sources[0].writeKey`'],
-    [{ sources: [source({ destinations: { webhooks: hook() } })] }, 'sources[0].destinations.webhooks', 'Expected `sources[0].destinations` to have only `Webhooks`, got `webhooks`'],
+    [{ sources: [source({ destinations: { webhooks: hook() } })] }, 'sources[0].destinations.webhooks', 'Expected `sources[0].destinations` to have only `Webhooks`, got `webhooks`: did you mean `Webhooks`?'],
     [
       { sources: [source({ destinations: { Webhooks: hook('not a url') } })] },
       'sources[0].destinations.Webhooks.webhooks[0].url',
@@ -163,6 +163,11 @@ describe('parseConfig', () => {
       { sources: [source({ destinations: { Webhooks: { ...hook(), secret: 'typo' } } })] },
       'sources[0].destinations.Webhooks.secret',
       'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, `standardWebhooks`, got `secret`',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { ...hook(), sharedScret: 's3cret' } } })] },
+      'sources[0].destinations.Webhooks.sharedScret',
+      'Expected `sources[0].destinations.Webhooks` to have only `webhooks`, `sharedSecret`, `standardWebhooks`, got `sharedScret`: did you mean `sharedSecret`?',
     ],
     [
       { sources: [source({ destinations: { Webhooks: { ...hook(), standardWebhooks: { secrets: ['whsec_short'] } } } })] },

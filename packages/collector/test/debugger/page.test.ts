@@ -61,7 +61,7 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     expect(await analytics.close()).toMatchObject({ delivered: 1 });
   }
 
-  it('shows events live, with routing, the message status and each webhook: delivered, skipped, retrying, failed, not forwarded', async () => {
+  it('shows events live, with routing, the message status and each webhook: delivered, retrying, failed, not forwarded', async () => {
     await page.goto(`${collector.url}/`);
     await expect.poll(() => page.locator('#state').getAttribute('data-state')).toBe('open');
     await expect.poll(() => page.locator('#events').textContent()).toContain('No events yet');
@@ -71,8 +71,10 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     await send('wk_shop', { userId: 'u1', event: 'Refused Order' });
     await send('wk_web', { userId: 'u1', event: 'Kept Local', integrations: { All: false } });
 
-    // Delivered to one URL: the message is delivered, and the URL that was not needed is skipped, not failed.
-    await expect.poll(() => badges('Checkout Started').evaluateAll((els) => els.map((el) => el.getAttribute('data-status')))).toEqual(['delivered', 'skipped']);
+    // Delivered to one URL: the message is delivered; the other URL answered 503, so it shows failed
+    // (a dead receiver stays visible), and that it is not retried.
+    await expect.poll(() => badges('Checkout Started').evaluateAll((els) => els.map((el) => el.getAttribute('data-status')))).toEqual(['delivered', 'failed']);
+    expect(await row('Checkout Started').textContent()).toMatch(/HTTP 503/);
     expect(await row('Checkout Started').locator('.message-status').textContent()).toBe('delivered');
     expect(await row('Checkout Started').textContent()).toContain('not needed: another webhook accepted the message');
     expect(await row('Checkout Started').locator('.webhook').first().textContent()).toContain(`${ok.url}/ok`);
@@ -110,6 +112,8 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     await expect.poll(() => counts('by-source', 'app')).toEqual(['0', '1', '0', '1/min']);
     await expect.poll(() => counts('by-webhook', `${ok.url}/ok`)).toEqual(['1', '0', '0', '1/min']);
     await expect.poll(() => counts('by-webhook', `${refuse.url}/refuse`)).toEqual(['0', '0', '1', '1/min']);
+    // The receiver that answers 503 to everything: failed where another URL took the message, retrying alone.
+    await expect.poll(() => counts('by-webhook', `${down.url}/down`)).toEqual(['0', '1', '1', '2/min']);
   });
 
   it('filters by source, type and status and searches ids and event names, all kept in the URL', async () => {

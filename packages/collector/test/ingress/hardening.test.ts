@@ -175,6 +175,28 @@ describe('the live page and its stream', () => {
     }
   });
 
+  it('tells a browser at a host not in allowedHosts to add it there, in a page; API clients get the JSON error', async () => {
+    const read = (headers: http.OutgoingHttpHeaders) =>
+      new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: '/', headers }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+        }).on('error', reject);
+      });
+    const host = `192.0.2.7:${port}`;
+    const browser = await read({ host, accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
+    expect(browser).toMatchObject({ status: 403, type: 'text/html; charset=utf-8' });
+    expect(browser.body).toContain(`<code>192.0.2.7</code> to <code>allowedHosts</code>`);
+    // The Host header is the client's: shown escaped.
+    const hostile = await read({ host: '<script>x</script>.example', accept: 'text/html' });
+    expect(hostile.body).not.toContain('<script>x');
+    expect(hostile.body).toContain('&lt;script&gt;x&lt;/script&gt;.example');
+    const api = await read({ host, accept: 'application/json' });
+    expect(api.status).toBe(403);
+    expect(JSON.parse(api.body)).toMatchObject({ code: 'ERR_HOST', error: expect.stringContaining('allowedHosts') });
+  });
+
   it('keeps the ingestion API open under any Host: clients authenticate with their write key', async () => {
     const res = await postJson(`${collector.url}/v1/track`, { userId: 'u', event: 'Any host' }, { ...auth, host: 'api.example' });
     expect(res.status).toBe(200);

@@ -39,6 +39,9 @@ describe.skipIf(PROMTOOL_SKIP !== undefined)(`GET /metrics${PROMTOOL_SKIP ? ` sk
 
     const before = await scrape(collector.url);
     expectValidExposition(before.text);
+    // prom-client's totals of the active handles, requests and resources, named as gauges.
+    for (const name of ['handles', 'requests', 'resources']) expect(before.text).toMatch(new RegExp(`^# TYPE nodejs_active_${name}_all gauge$`, 'm'));
+    expect(before.value('nodejs_active_handles_all')).toBeGreaterThan(0);
     expect(before.value('batched_analytics_messages_accepted_total')).toBe(0);
     expect(before.value('batched_analytics_backlog_deliveries')).toBe(0);
     expect(before.value('batched_analytics_backlog_oldest_age_seconds')).toBe(0);
