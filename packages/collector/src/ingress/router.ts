@@ -74,11 +74,13 @@ export class Router {
 
   /**
    * Accepts messages all or nothing.
+   * @param receivedAt when the request arrived, in ms since the epoch, as the messages' own
+   * `receivedAt` says (their webhooks and the page then say the same); @default now
    * @throws {ValidationError} when a forwarded message has no webhook body (the routes validated it).
    * @throws what the store throws: then nothing is recorded, shown or forwarded.
    */
-  async accept(items: readonly Routed[], origin: EventView['origin']): Promise<void> {
-    const planned = this.#plan(items, origin);
+  async accept(items: readonly Routed[], origin: EventView['origin'], receivedAt?: number): Promise<void> {
+    const planned = this.#plan(items, origin, receivedAt);
     if (planned.deliveries.length === 0) return this.#show(planned, []);
     this.#show(planned, await this.#store.accept(planned.deliveries, this.#claiming()));
   }
@@ -142,8 +144,7 @@ export class Router {
   }
 
   /** The deliveries and views of routed messages, bodies fixed now with the acceptance time. */
-  #plan(items: readonly Routed[], origin: EventView['origin']): Planned {
-    const acceptedAt = Date.now();
+  #plan(items: readonly Routed[], origin: EventView['origin'], acceptedAt = Date.now()): Planned {
     const planned: Planned = { deliveries: [], views: [] };
     for (const { source, message, routes } of items) {
       const id = randomUUID();
