@@ -26,7 +26,7 @@ afterAll(async () => {
 const auth = { authorization: basic('wk_web') };
 const batch = (body: Record<string, unknown>, options: Parameters<typeof send>[2] = {}) =>
   send(`${fixture.collector.url}/v1/batch`, body, { ...options, headers: { ...auth, ...options.headers } });
-const track = (extra: Record<string, unknown> = {}) => ({ type: 'track', event: 'Enriched', userId: 'u', messageId: randomUUID(), ...extra });
+const track = (extra: Record<string, unknown> = {}): Record<string, unknown> & { messageId: string } => ({ type: 'track', event: 'Enriched', userId: 'u', messageId: randomUUID(), ...extra });
 const browser = { library: { name: 'analytics.js', version: 'npm:next-1.84.3' } };
 const ms = (iso: string) => Date.parse(iso);
 
