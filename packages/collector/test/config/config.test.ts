@@ -23,6 +23,17 @@ describe('parseConfig', () => {
       sharedSecret: ['new-secret', 'old-secret'],
       standardWebhooks: { secrets: [newSecret(), newSecret()] },
     };
+    // Kept as given: a public URL without a trailing slash, addresses and CIDRs of both families.
+    const server = {
+      headersTimeout: 2_000,
+      requestTimeout: 5_000,
+      maxConnections: 50,
+      drainDelay: 0,
+      sessionLifetime: 3_600_000,
+      heapTarget: 0,
+      publicUrl: 'https://collect.example.com/analytics',
+      trustProxy: ['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1'],
+    };
     const input = {
       adminToken: 'secret-token-0123456789',
       readToken: 'reader-token-0123456789',
@@ -32,16 +43,7 @@ describe('parseConfig', () => {
         { name: 'rotating', writeKey: 'wk_rot', destinations: { Webhooks: rotating } },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: {
-        headersTimeout: 2_000,
-        requestTimeout: 5_000,
-        maxConnections: 50,
-        drainDelay: 0,
-        sessionLifetime: 3_600_000,
-        heapTarget: 0,
-        publicUrl: 'https://collect.example.com/analytics',
-        trustProxy: ['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1'],
-      },
+      server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
@@ -57,16 +59,7 @@ describe('parseConfig', () => {
         { name: 'rotating', writeKey: 'wk_rot', webhooks: rotating },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: {
-        headersTimeout: 2_000,
-        requestTimeout: 5_000,
-        maxConnections: 50,
-        drainDelay: 0,
-        sessionLifetime: 3_600_000,
-        heapTarget: 0,
-        publicUrl: 'https://collect.example.com/analytics',
-        trustProxy: ['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1'],
-      },
+      server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
