@@ -61,7 +61,7 @@ export function underBatch(item: unknown, defaults: BatchDefaults): void {
  * and a replay carry the same bytes): `receivedAt`; `originalTimestamp`, the `timestamp` sent;
  * `timestamp` corrected for the sender's clock as `receivedAt - (sentAt - originalTimestamp)`
  * when there is a `sentAt` (the message's, else the batch's), else kept as sent, and `receivedAt`
- * when none was sent; `sentAt` normalised; `context.ip` for a client library or `context.direct`,
+ * when none was sent; `context.ip` for a client library or `context.direct`,
  * never over one the message has. Changes a few fields in place: no copy, no serialisation.
  * @param input the message as it arrived (what it sent, before validation filled in defaults).
  * @param path where the message is in the body, for errors (`batch[2]`); undefined for a single call.
@@ -69,8 +69,8 @@ export function underBatch(item: unknown, defaults: BatchDefaults): void {
  */
 export function enrich(message: Message, input: Record<string, unknown>, arrival: Arrival, path: string | undefined): Message {
   message.receivedAt = arrival.receivedIso;
+  // A batch's `sentAt` is not copied into each message: the bytes would be stored and sent once per message.
   const sentAt = input.sentAt === undefined ? arrival.sentAt : timeOf(input.sentAt, path === undefined ? 'sentAt' : `${path}.sentAt`);
-  if (sentAt !== undefined) message.sentAt = new Date(sentAt).toISOString();
   if (input.timestamp === undefined) {
     message.timestamp = arrival.receivedIso;
   } else {

@@ -107,7 +107,7 @@ describe('ingestion from the client', () => {
     const byType = Object.fromEntries(received(hookA, ours).map((b) => [b.type, b]));
     const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     // The client sends each batch with its `sentAt`: the collector keeps the call's own time as `originalTimestamp`.
-    const common = { version: 1, timestamp: iso, context: expect.any(Object), messageId: expect.any(String), originalTimestamp: iso, sentAt: iso, receivedAt: iso };
+    const common = { version: 1, timestamp: iso, context: expect.any(Object), messageId: expect.any(String), originalTimestamp: iso, receivedAt: iso };
     expect(byType).toEqual({
       identify: { ...common, type: 'identify', userId, traits: { name: 'Ada', age: 36 } },
       track: { ...common, type: 'track', userId, event: 'Order Completed', properties: { total: 30 } },
