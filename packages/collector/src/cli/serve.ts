@@ -16,7 +16,8 @@ export const DEFAULT_DATA_DIR = '.batched-analytics';
 const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR | --store URL] [--log-format F]
    or: batched-analytics-collector --config FILE [the same options]
 
-Runs the local collector: the ingestion API the client sends to (/v1/batch, /v1/<call>),
+Runs the local collector: the ingestion API the client, analytics.js and the mobile libraries
+send to (/v1/batch, /v1/<call>, /v1/b, /v1/import, /v1/t ...; see docs/sources.md),
 POST /v1/audiences, POST /v1/deletions, a live event debugger at / and Prometheus metrics at
 /metrics. Prints its base URL (http://HOST:PORT) on stdout once listening; Ctrl-C or SIGTERM
 stops it. SIGHUP reads the config file again: sources, webhooks, secrets, delivery and

@@ -33,7 +33,8 @@ describe.concurrent('help', () => {
     // Every limit with its default.
     expect(stdout).toContain('"postgres": { "connectTimeout": 3000, "startTimeout": 60000, "statementTimeout": 3000,');
     expect(stdout).toContain('"queryTimeout": 4000, "idleInTransactionTimeout": 5000 }');
-    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000, "heapTarget": 192 }');
+    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000, "heapTarget": 192,');
+    for (const option of ['"publicUrl"', '"trustProxy"', '"allowedOrigins"']) expect(stdout).toContain(option);
     expect(stdout).toContain('GET /healthz');
   });
 });
