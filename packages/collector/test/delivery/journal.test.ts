@@ -8,7 +8,7 @@ import { delivery, storeContract } from './store-contract.js';
 
 storeContract('JournalStore', async () => {
   const temp = tempDir();
-  return { make: () => new JournalStore(path.join(temp.dir, 'data')), remove: temp.remove };
+  return { make: (options) => new JournalStore(path.join(temp.dir, 'data'), options), remove: temp.remove };
 });
 
 let temp: ReturnType<typeof tempDir>;
