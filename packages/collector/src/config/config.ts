@@ -103,6 +103,19 @@ export interface QueueOptions {
 /** Defaults of {@link QueueOptions}, declared once. */
 export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({ lease: 30_000, pollInterval: 1_000, maxInFlight: 10_000 });
 
+/** How the ingestion API de-duplicates messages. Durations in ms. */
+export interface DedupeOptions {
+  /**
+   * How long a source remembers a `messageId` it accepted: a message with the same `messageId`
+   * sent to the same source within it is answered 200 and forwarded nowhere. 0: off.
+   * @default 86400000 (24 h)
+   */
+  window: number;
+}
+
+/** Defaults of {@link DedupeOptions}, declared once: a day, as the service's window. */
+export const DEDUPE_DEFAULTS: Readonly<DedupeOptions> = Object.freeze({ window: 24 * 60 * 60 * 1000 });
+
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {
   /** Shown in the live debugger and in logs; unique. */
@@ -131,6 +144,7 @@ export interface CollectorConfig {
   delivery: DeliveryOptions;
   server: ServerOptions;
   queue: QueueOptions;
+  dedupe: DedupeOptions;
   /** Host names, besides the collector's own address, under which the live page answers. */
   allowedHosts: string[];
   /** Events the live page can page back through, kept in memory and in the data dir's history. */
@@ -147,7 +161,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
+const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'dedupe', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations', 'allowedOrigins'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -178,6 +192,8 @@ const POSTGRES_LIMITS: Record<keyof PostgresOptions, [min: number, max: number]>
   queryTimeout: [100, 60_000],
   idleInTransactionTimeout: [100, 60_000],
 };
+/** 30 days at most: the memory and disk it takes grow with the ids accepted within it. */
+const DEDUPE_LIMITS: Record<keyof DedupeOptions, [min: number, max: number]> = { window: [0, 30 * 24 * 60 * 60 * 1000] };
 const QUEUE_LIMITS: Record<keyof QueueOptions, [min: number, max: number]> = {
   lease: [100, 24 * 60 * 60 * 1000],
   pollInterval: [10, 60_000],
@@ -195,6 +211,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     delivery: parseDelivery(top.delivery),
     server: parseServer(top.server),
     queue: bounded('queue', top.queue, QUEUE_DEFAULTS, QUEUE_LIMITS),
+    dedupe: bounded('dedupe', top.dedupe, DEDUPE_DEFAULTS, DEDUPE_LIMITS),
     postgres: parsePostgres(top.postgres),
     allowedHosts: parseAllowedHosts(top.allowedHosts),
     // At least the 200 a page is sent when it connects.

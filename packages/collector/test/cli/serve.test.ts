@@ -27,7 +27,7 @@ describe.concurrent('help', () => {
   it('serve --help describes every flag and the config file', async () => {
     const { code, stdout } = await runCli(['serve', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"readToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"readToken"', '"delivery"', '"server"', '"queue"', '"dedupe"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
       expect(stdout).toContain(flag);
     }
     // Every limit with its default.

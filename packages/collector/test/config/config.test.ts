@@ -45,6 +45,7 @@ describe('parseConfig', () => {
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
+      dedupe: { window: 3_600_000 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -61,6 +62,7 @@ describe('parseConfig', () => {
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
       server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
+      dedupe: { window: 3_600_000 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -72,6 +74,11 @@ describe('parseConfig', () => {
     const config = parseConfig({ sources: [source()] });
     expect(config.server).toMatchObject({ drainDelay: 5_000, sessionLifetime: 43_200_000, heapTarget: 192 });
     expect(config.postgres.startTimeout).toBe(60_000);
+  });
+
+  it('remembers each source\'s messageIds for 24 h by default, 0 to 30 days', () => {
+    expect(parseConfig({ sources: [source()] }).dedupe).toEqual({ window: 86_400_000 });
+    expect(parseConfig({ sources: [source()], dedupe: { window: 0 } }).dedupe).toEqual({ window: 0 });
   });
 
   it('claims deliveries for 30 s at a time, polls every second, and holds at most 10,000 at once by default', () => {
@@ -106,7 +113,7 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `dedupe`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
     [{ sources: [source()], postgres: 'fast' }, 'postgres', 'Expected `postgres` to be an object, got `"fast"` (string)'],
     [
       { sources: [source()], postgres: { connectionTimeout: 1_000 } },
@@ -128,6 +135,9 @@ describe('parseConfig', () => {
     [{ sources: [source()], historyEvents: 100 }, 'historyEvents', 'Expected `historyEvents` to be an integer >= 200, got `100` (number)'],
     [{ sources: [source()], queue: { lease: 50 } }, 'queue.lease', 'Expected `queue.lease` to be an integer >= 100, got `50` (number)'],
     [{ sources: [source()], queue: { maxInFlight: 100_001 } }, 'queue.maxInFlight', 'Expected `queue.maxInFlight` to be at most 100000, got `100001`'],
+    [{ sources: [source()], dedupe: { window: -1 } }, 'dedupe.window', 'Expected `dedupe.window` to be an integer >= 0, got `-1` (number)'],
+    [{ sources: [source()], dedupe: { window: 2_592_000_001 } }, 'dedupe.window', 'Expected `dedupe.window` to be at most 2592000000, got `2592000001`'],
+    [{ sources: [source()], dedupe: { windowMs: 5 } }, 'dedupe.windowMs', 'Expected `dedupe` to have only `window`, got `windowMs`'],
     [{ sources: [source()], queue: { poll: 5 } }, 'queue.poll', 'Expected `queue` to have only `lease`, `pollInterval`, `maxInFlight`, got `poll`'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
     [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],
