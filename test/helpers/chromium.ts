@@ -2,15 +2,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { IN_CI } from './ci.js';
 
 /** Debian's Chromium, which the page tests drive. */
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
  * Why the page tests skip here (a one-line reason), or undefined when they run: they run when
- * Chromium is installed, and under CI (which installs it: .ci/run), where a missing one fails them.
+ * Chromium is installed, and under CI=true (which installs it: .ci/run), where a missing one fails them.
  */
-export const CHROMIUM_SKIP = existsSync(CHROMIUM) || process.env.CI ? undefined : `${CHROMIUM} is missing (apt-get install chromium)`;
+export const CHROMIUM_SKIP = existsSync(CHROMIUM) || IN_CI ? undefined : `${CHROMIUM} is missing (apt-get install chromium)`;
 
 /** Headless Chromium with a throwaway profile; `close()` ends it and removes the profile. */
 export async function launchChromium(): Promise<{ browser: BrowserContext; close: () => Promise<void> }> {

@@ -1,9 +1,53 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The built executable: `npm test` builds it first. */
+/** The built executable: `npm test` builds it first. Spawn it through {@link builtCli}. */
 export const CLI = fileURLToPath(new URL('../../packages/client/dist/cli.js', import.meta.url));
+
+/**
+ * Each package's `src/` and the built file its tests run: `batched-analytics serve` runs the
+ * client's `dist/cli.js`, which loads the collector's `dist/`.
+ */
+const BUILDS = [
+  { src: '../../packages/client/src', built: '../../packages/client/dist/cli.js' },
+  { src: '../../packages/collector/src', built: '../../packages/collector/dist/index.js' },
+].map(({ src, built }) => ({ src: fileURLToPath(new URL(src, import.meta.url)), built: fileURLToPath(new URL(built, import.meta.url)) }));
+
+let checked = false;
+
+/**
+ * The built executable, once it is known to be built from the current sources: a test file run
+ * alone after an edit would otherwise test the code before the edit, and pass or fail for it.
+ * @throws naming the newer source file, when `dist/` is missing or older than `src/`.
+ */
+export function builtCli(): string {
+  if (checked) return CLI;
+  for (const { src, built } of BUILDS) {
+    if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first (\`npm test\` does)`);
+    const builtAt = statSync(built).mtimeMs;
+    const newer = newestFile(src);
+    if (newer.mtimeMs > builtAt) {
+      throw new Error(
+        `${path.relative(process.cwd(), built)} is older than ${path.relative(process.cwd(), newer.file)}: the test would run stale code; run \`npm run build\` first (\`npm test\` does)`,
+      );
+    }
+  }
+  checked = true;
+  return CLI;
+}
+
+function newestFile(dir: string): { file: string; mtimeMs: number } {
+  let newest = { file: dir, mtimeMs: 0 };
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const { mtimeMs } = statSync(file);
+    if (mtimeMs > newest.mtimeMs) newest = { file, mtimeMs };
+  }
+  return newest;
+}
 
 /** A running `batched-analytics` process with its output collected as it comes. */
 export interface CliProcess {
@@ -18,8 +62,7 @@ export interface CliProcess {
 
 /** Starts the built CLI with `args`; stdio are pipes, so it sees no terminal. */
 export function startCli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): CliProcess {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (\`npm test\` does)`);
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+  const child = spawn(process.execPath, [builtCli(), ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
   let stdout = '';
   let stderr = '';
   let watchers: { pattern: RegExp; resolve: () => void }[] = [];

@@ -4,10 +4,9 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { builtCli } from './cli.js';
 
-/** The built executable, as `npm test` leaves it. */
-export const CLI = fileURLToPath(new URL('../../packages/client/dist/cli.js', import.meta.url));
+export { builtCli } from './cli.js';
 
 /** A `batched-analytics serve` child process that printed its URL. */
 export interface Collector {
@@ -56,7 +55,8 @@ function withoutDrain(config: unknown): unknown {
  */
 export function startCollector(args: string[], options: { cwd?: string; env?: Record<string, string>; executable?: string } = {}): Promise<Collector> {
   const env = options.env ? { ...process.env, ...options.env } : undefined;
-  const argv = options.executable === undefined ? [CLI, 'serve', ...args] : [options.executable, ...args];
+  const cli = builtCli();
+  const argv = options.executable === undefined ? [cli, 'serve', ...args] : [options.executable, ...args];
   const child = spawn(process.execPath, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
@@ -74,7 +74,7 @@ export function startCollector(args: string[], options: { cwd?: string; env?: Re
 
 /** Runs the CLI to completion (for --help and errors). */
 export function runCli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [builtCli(), ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -2,6 +2,7 @@
 // the text format gives the samples' values for tests to assert.
 import { spawnSync } from 'node:child_process';
 import { expect } from 'vitest';
+import { IN_CI } from './ci.js';
 
 const PROMTOOL_MISSING = spawnSync('promtool', ['--version']).error === undefined ? undefined : 'promtool is not installed';
 
@@ -9,7 +10,7 @@ const PROMTOOL_MISSING = spawnSync('promtool', ['--version']).error === undefine
  * Why promtool tests skip here (a one-line reason for their titles), or undefined when they run:
  * under CI=true they always run, and fail if promtool is missing.
  */
-export const PROMTOOL_SKIP = PROMTOOL_MISSING !== undefined && process.env.CI !== 'true' ? PROMTOOL_MISSING : undefined;
+export const PROMTOOL_SKIP = PROMTOOL_MISSING !== undefined && !IN_CI ? PROMTOOL_MISSING : undefined;
 
 /**
  * prom-client's default metrics that promtool's lint flags (gauges named `_total`): theirs to

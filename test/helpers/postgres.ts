@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { IN_CI } from './ci.js';
 import { POSTGRES_MISSING as MISSING, type PostgresCluster, startPostgres } from './postgres-cluster.mjs';
 
 // A throwaway PostgreSQL cluster for tests (started by ./postgres-cluster.mjs, which the benchmarks
@@ -10,7 +11,7 @@ export { type PostgresCluster, postgresBin } from './postgres-cluster.mjs';
  * Why PostgreSQL tests skip here (a one-line reason for their titles), or undefined when they run:
  * they run when the server is installed, and under CI=true, where a missing server fails them.
  */
-export const POSTGRES_SKIP = MISSING !== undefined && process.env.CI !== 'true' ? MISSING : undefined;
+export const POSTGRES_SKIP = MISSING !== undefined && !IN_CI ? MISSING : undefined;
 
 /**
  * Gives the calling test file one cluster, started before its tests and removed after, and a test
@@ -23,7 +24,8 @@ export function useThrowawayCluster(): () => PostgresCluster {
     if (POSTGRES_SKIP === undefined) cluster = await startPostgres();
   }, 60_000);
   afterAll(() => cluster?.stop());
-  it.skipIf(POSTGRES_SKIP !== undefined)('has a PostgreSQL server to test against', () => {
+  it('has a PostgreSQL server to test against', (ctx) => {
+    ctx.skip(POSTGRES_SKIP !== undefined, POSTGRES_SKIP);
     expect(MISSING, 'CI=true: PostgreSQL tests must run (.ci/run installs the server)').toBeUndefined();
   });
   return () => cluster!;

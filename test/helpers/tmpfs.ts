@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { IN_CI } from './ci.js';
 
 /** A small tmpfs mounted for a test: a disk that really fills. */
 export interface Tmpfs {
@@ -27,7 +28,7 @@ export function mountTmpfs(size: string): Tmpfs | string {
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     const reason = `cannot mount a tmpfs (${(error as Error).message.split('\n')[0]})`;
-    if (process.env.CI === 'true') throw new Error(reason);
+    if (IN_CI) throw new Error(reason);
     return reason;
   }
   const filler = path.join(dir, 'filler');

@@ -10,7 +10,7 @@ import {
   type RetryEvent,
   TimeoutError,
 } from '../../src/index.js';
-import { client, track } from '../../../../test/helpers/client.js';
+import { client, recordEvents, track } from '../../../../test/helpers/client.js';
 import { gatedEndpoint, hang, messageIds, mockEndpoint, silentEndpoint } from '../../../../test/helpers/endpoint.js';
 import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
 
@@ -77,9 +77,12 @@ describe('batching', () => {
   it('bounds the number of requests in flight by maxInFlight', async () => {
     const { received, release } = gatedEndpoint();
     const analytics = client({ flushAt: 1, maxInFlight: 2 });
+    const sent = recordEvents(analytics, 'request');
     for (let n = 0; n < 5; n++) analytics.track(track(n));
     await vi.waitFor(() => expect(received).toHaveLength(2));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The client says when it sends each request, at once: a third sent without waiting for a free
+    // slot would have been told before the second could reach the endpoint.
+    expect(sent).toHaveLength(2);
     expect(received).toHaveLength(2);
 
     release();

@@ -1,11 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Analytics, HttpError, type Options, RateLimitError } from '../../src/index.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 import { recordEvents, track } from '../../../../test/helpers/client.js';
+import { lateness } from '../../../../test/helpers/timing.js';
 
 // A real loopback service that rate-limits: every request before `limitedUntil` gets the status
 // and a `Retry-After` reaching it; later ones are accepted. Times are the server's own clock.
@@ -16,15 +16,11 @@ interface Limiter {
   log: { at: number; status: number }[];
   /** When the service accepts again; set by the first request. */
   limitedUntil: () => number;
-  /** Resolves once the first refusal has been written and the client had time to read it. */
-  refused: Promise<void>;
 }
 
 async function startLimiter(options: { status?: number; seconds: number; asDate?: boolean; forever?: boolean }): Promise<Limiter> {
   const log: Limiter['log'] = [];
   let until = 0;
-  let onRefused!: () => void;
-  const refused = new Promise<void>((resolve) => (onRefused = resolve));
   const server = await startLoopback((_, res) => {
     const now = Date.now();
     if (until === 0) {
@@ -35,14 +31,23 @@ async function startLimiter(options: { status?: number; seconds: number; asDate?
       log.push({ at: now, status: options.status ?? 429 });
       const retryAfter = options.asDate ? new Date(until).toUTCString() : String(Math.ceil((until - now) / 1000));
       res.writeHead(options.status ?? 429, { 'retry-after': options.forever ? String(options.seconds) : retryAfter });
-      res.end('{"message":"slow down"}', onRefused);
+      res.end('{"message":"slow down"}');
       return;
     }
     log.push({ at: now, status: 200 });
     res.end('{"success":true}');
   });
-  return { server, log, limitedUntil: () => until, refused: refused.then(() => delay(50)) };
+  return { server, log, limitedUntil: () => until };
 }
+
+/** Resolves once `analytics` has read the service's limit: it tells its `rate-limit` listeners. */
+const paused = (analytics: Analytics) =>
+  new Promise<void>((resolve) => {
+    const off = analytics.on('rate-limit', () => {
+      off();
+      resolve();
+    });
+  });
 
 let limiter: Limiter | undefined;
 let dir: string | undefined;
@@ -67,8 +72,9 @@ describe('a service that answers with Retry-After', () => {
     limiter = await startLimiter(setup);
     const analytics = rateLimitedClient(limiter.server.url, { maxInFlight: 4 });
     analytics.on('error', () => {});
+    const limited = paused(analytics);
     analytics.track(track(0));
-    await limiter.refused;
+    await limited;
     // Sent while the client knows of the limit: they wait for it too.
     for (let n = 1; n <= 3; n += 1) analytics.track(track(n));
     const summary = await analytics.flush();
@@ -98,8 +104,8 @@ describe('a service that answers with Retry-After', () => {
   });
 
   it('fails the batch with a RateLimitError when the wait asked for ends past maxRateLimitDuration', async () => {
-    limiter = await startLimiter({ seconds: 5, forever: true });
-    const analytics = rateLimitedClient(limiter.server.url, { maxRateLimitDuration: 1_000 });
+    limiter = await startLimiter({ seconds: 60, forever: true });
+    const analytics = rateLimitedClient(limiter.server.url, { maxRateLimitDuration: 10_000 });
     const errors = recordEvents(analytics, 'error');
     const started = Date.now();
     analytics.track(track(0));
@@ -108,10 +114,12 @@ describe('a service that answers with Retry-After', () => {
     expect(summary).toEqual({ delivered: 0, failed: 1, dropped: 0 });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(RateLimitError);
-    expect(errors[0]).toMatchObject({ code: 'ERR_RATE_LIMITED', status: 429, maxRateLimitDuration: 1_000 });
-    // No point waiting for a wait that cannot end in time: one request, and no sleep.
+    expect(errors[0]).toMatchObject({ code: 'ERR_RATE_LIMITED', status: 429, maxRateLimitDuration: 10_000 });
+    // No point waiting for a wait that cannot end in time: one request, and no sleep. A client that
+    // slept (the 60 s asked for, or up to maxRateLimitDuration) would take 10 s at least; one that
+    // did not takes one loopback request, even on a busy machine.
     expect(limiter.log).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
     await analytics.close();
   });
 
@@ -122,15 +130,20 @@ describe('a service that answers with Retry-After', () => {
     const analytics = rateLimitedClient(limiter.server.url, { deadLetter, maxQueueSize: 5, maxInFlight: 1 });
     analytics.on('error', () => {});
     const drops = recordEvents(analytics, 'drop');
+    const limited = paused(analytics);
     analytics.track(track(0));
-    await limiter.refused;
+    await limited;
     // The queue keeps its bound while the client waits.
     for (let n = 1; n <= 6; n += 1) analytics.track(track(n));
     expect(drops.map((drop) => drop.reason)).toEqual(['queue-full', 'queue-full']);
-    const started = Date.now();
+    const started = performance.now();
+    const baseline = lateness(300);
     const summary = await analytics.close({ timeout: 300 });
+    const took = performance.now() - started;
 
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // The deadline, not the 5 s pause: close() ends when its 300 ms timer fires (as late as a
+    // baseline timer set beside it), plus a second for writing the dead letters.
+    expect(took).toBeLessThan(300 + (await baseline) + 1_000);
     expect(summary).toEqual({ delivered: 0, failed: 5, dropped: 2 });
     const lines = (await readFile(deadLetter, 'utf8')).trimEnd().split('\n');
     expect(lines).toHaveLength(7);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { signBody, verifySignature } from '../../src/webhooks/index.js';
 import { newSecret, realVerifierAccepts } from '../../../../test/helpers/standard-webhooks.js';
+import { IN_CI } from '../../../../test/helpers/ci.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 
 // The runtime matrix: the built package (`npm run build` first) loaded in each runtime, sending to a
@@ -57,7 +58,6 @@ const RUNTIMES: Runtime[] = [
   { name: 'Vercel Edge Runtime', command: process.execPath, args: ['run-edge.mjs'], userAgent: /\(vercel-edge\)/, imports: ['edge-runtime', 'esbuild'], gzip: false, nodeCrypto: false },
 ];
 
-const ci = process.env.CI === 'true';
 const ready = (runtime: Runtime) => existsSync(runtime.command) && (runtime.imports ?? []).every((name) => existsSync(installed(name)));
 
 let sink: Loopback;
@@ -80,7 +80,8 @@ afterAll(() => sink?.close());
 
 describe.each(RUNTIMES.map((runtime, index) => [runtime.name, runtime, `r${index}`] as const))('%s', (_name, runtime, prefix) => {
   const available = ready(runtime);
-  it.skipIf(!available && !ci)(`${available ? '' : '(not installed: npm run runtimes:install) '}runs the scenario`, async () => {
+  it('runs the scenario', async (ctx) => {
+    ctx.skip(!available && !IN_CI, `${runtime.name} is not installed (npm run runtimes:install)`);
     expect(available, `${runtime.command} is missing: run npm run runtimes:install`).toBe(true);
     const body = '{"type":"track","event":"Café ☕"}';
     const standard = { secret: newSecret(), other: newSecret(), headers: {}, replayed: {} };
@@ -131,7 +132,9 @@ describe.each(RUNTIMES.map((runtime, index) => [runtime.name, runtime, `r${index
 
     expect(result.deadline.delivered).toBe(0);
     expect(result.deadline.failed + result.deadline.dropped).toBe(1);
-    expect(result.deadline.ms).toBeLessThan(300 + 1_000);
+    // close() keeps its 300 ms deadline on a request that never ends: a second beyond it, plus
+    // however late a timer of 300 ms set beside it fired in that runtime on this run.
+    expect(result.deadline.ms).toBeLessThan(300 + result.deadline.lateness + 1_000);
 
     // gzip: node:zlib where the runtime has it, CompressionStream elsewhere; the sink inflates it.
     if (runtime.gzip === false) {
@@ -149,7 +152,8 @@ describe.each(RUNTIMES.map((runtime, index) => [runtime.name, runtime, `r${index
 describe('the CLI on Bun', () => {
   const bun = RUNTIMES.find(({ name }) => name === 'Bun')!;
   const available = ready(bun);
-  it.skipIf(!available && !ci)(`${available ? '' : '(not installed: npm run runtimes:install) '}imports an NDJSON file`, async () => {
+  it('imports an NDJSON file', async (ctx) => {
+    ctx.skip(!available && !IN_CI, 'Bun is not installed (npm run runtimes:install)');
     expect(available, `${bun.command} is missing: run npm run runtimes:install`).toBe(true);
     const dir = mkdtempSync(join(tmpdir(), 'bun-import-'));
     try {

@@ -175,8 +175,19 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: several collectors on one d
   it("shows on each collector's live page the events and delivery states of all of them, and on a collector started later", async () => {
     const database = await cluster().createDatabase();
     // m-0 gets a 503 first; every answer takes 100 ms, and each collector holds one delivery at a
-    // time: the two share the batch, each delivering some of what the other shows.
-    const hook = await recordingReceiver((messageId, seen) => (messageId === 'm-0' && seen.length === 0 ? 503 : 200), 100);
+    // time. The first request to be accepted is held until another comes: with one delivery each
+    // at a time, from the other collector. So both deliver some of what the other shows, however
+    // the two are scheduled on a busy machine.
+    let first = true;
+    const hook = await recordingReceiver((messageId, seen) => {
+      if (messageId === 'm-0' && seen.length === 0) return 503;
+      if (first) {
+        first = false;
+        return 'hold';
+      }
+      hook.release();
+      return 200;
+    }, 100);
     const file = writeConfig(temp.dir, config(hook.url, database, { lease: 3_000, pollInterval: 100, maxInFlight: 1 }), 'page.json');
     const [a, b] = await Promise.all([startCollector(['--config', file, '--port', '0']), startCollector(['--config', file, '--port', '0'])]);
     const pages = await Promise.all([watchEvents(a!.url), watchEvents(b!.url)]);

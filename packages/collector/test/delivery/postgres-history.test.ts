@@ -1,7 +1,7 @@
 // The live page's history in PostgreSQL, shared by the collectors on one database: what one
 // records, another opens and follows, in the order of commit, holes in `seq` included.
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EventView } from '../../src/debugger/views.js';
 import type { EventHistory, HistoryEntry } from '../../src/debugger/history.js';
 import { PostgresStore } from '../../src/delivery/postgres/store.js';
@@ -25,12 +25,16 @@ function entry(id: string, status: EventView['status'] = 'delivered', attempts =
   return { view, webhook: { messageId: `m-${id}`, type: 'track', body: `{"event":"${id}"}`, receivedAt: 0 } };
 }
 
-/** Runs `query` until `done` says its rows are what the test waits for (2 s at most), and returns them. */
+/**
+ * Runs `query` until `done` says its rows are what the test waits for, and returns them.
+ * @throws with the last rows after 10 s.
+ */
 async function rowsOf(url: string, query: string, done: (rows: { id: string }[]) => boolean): Promise<{ id: string }[]> {
-  const deadline = Date.now() + 2_000;
+  const deadline = Date.now() + 10_000;
   for (;;) {
     const rows = await sql<{ id: string }>(url, query);
-    if (done(rows) || Date.now() > deadline) return rows;
+    if (done(rows)) return rows;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for the rows of ${query}; the last were ${JSON.stringify(rows)}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -97,24 +101,34 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
 
   it("hands a follower the backlog, then what the others record (never its own), woken at once", async () => {
     const url = await cluster().createDatabase();
-    const [a, b] = [await open(url), await open(url)];
+    const [a, b, c] = [await open(url), await open(url), await open(url)];
     a.record(entry('before'));
     await a.close();
 
-    const seen = follow(b);
-    await waitFor(() => seen.ids().includes('before'), 'the backlog');
-    b.record(entry('own'));
-    await rowsOf(url, "SELECT id FROM events WHERE id = 'own'", (rows) => rows.length === 1);
-    a.record(entry('after'));
-    // Well before the one-second poll: the NOTIFY woke it. It read past its own state on the way.
-    await waitFor(() => seen.ids().includes('after'), 'the new state', 900);
-    expect(seen.ids()).toEqual(['before', 'after']);
+    // The follower's backup poll (every second, on setInterval) never fires here: what it is
+    // handed after the backlog, the NOTIFY woke it for. (pg and the waits use setTimeout.)
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const seen = follow(b);
+      const control = follow(c);
+      await waitFor(() => seen.ids().includes('before'), 'the backlog');
+      b.record(entry('own'));
+      await rowsOf(url, "SELECT id FROM events WHERE id = 'own'", (rows) => rows.length === 1);
+      a.record(entry('after'));
+      // It read past its own state on the way.
+      await waitFor(() => seen.ids().includes('after'), 'the new state', 10_000);
+      expect(seen.ids()).toEqual(['before', 'after']);
 
-    seen.stop();
-    a.record(entry('unfollowed'));
-    await a.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(seen.ids()).not.toContain('unfollowed');
+      seen.stop();
+      a.record(entry('unfollowed'));
+      await a.close();
+      // A follower still following is handed it: by then the stopped one would have been too.
+      await waitFor(() => control.ids().includes('unfollowed'), 'the state after stop() at another follower', 10_000);
+      expect(seen.ids()).not.toContain('unfollowed');
+      control.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('hands over a state committed after a later one (its seq was a hole the follower came back for)', async () => {

@@ -28,7 +28,7 @@ it('on SIGTERM: /readyz answers 503 at once, ingestion keeps answering for the d
   const hooks = await receiver();
   const config = writeConfig(
     temp.dir,
-    { sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } }], server: { drainDelay: 1_500 } },
+    { sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } }], server: { drainDelay: 3_000 } },
     'drain.json',
   );
   const collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/drain`]);
@@ -37,16 +37,18 @@ it('on SIGTERM: /readyz answers 503 at once, ingestion keeps answering for the d
 
   const stopping = Date.now();
   const stopped = collector.stop('SIGTERM');
-  await expect.poll(async () => (await fetch(`${collector.url}/readyz`)).status, { interval: 20, timeout: 1_000 }).toBe(503);
+  await expect.poll(async () => (await fetch(`${collector.url}/readyz`)).status, { interval: 20, timeout: 3_000 }).toBe(503);
   const readyz = await fetch(`${collector.url}/readyz`);
   expect(await readyz.json()).toEqual({ ready: false, reason: 'stopping' });
-  expect(Date.now() - stopping).toBeLessThan(1_000);
+  // At once, not at the drain's end: within its first half, which leaves a busy machine 1.5 s to
+  // deliver the signal and the answer.
+  expect(Date.now() - stopping).toBeLessThan(3_000 / 2);
   // Still taking messages: the load balancer has not stopped sending yet.
   expect((await send('draining')).status).toBe(200);
   expect((await fetch(`${collector.url}/healthz`)).status).toBe(200);
 
   expect(await stopped).toEqual({ code: 0, signal: null });
-  expect(Date.now() - stopping).toBeGreaterThanOrEqual(1_500);
+  expect(Date.now() - stopping).toBeGreaterThanOrEqual(3_000);
   const events = hooks.requests.map((request) => (JSON.parse(request.raw.toString('utf8')) as { event: string }).event);
   expect(events.sort()).toEqual(['before', 'draining']);
 });
