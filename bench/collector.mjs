@@ -14,7 +14,11 @@
 // receiver down (503) while the N messages arrive, then brings it up: it prints the collector's
 // peak RSS, the journal's size before and after, the times to the first delivery and to the full
 // drain once the receiver is back, messages lost and duplicated (by the receiver's count), and
-// the healthy scenario's time for the same count (run beside it). Loopback only; every run is bounded by --run-timeout, and its
+// the healthy scenario's time for the same count (run beside it). The ingest scenario (journal,
+// this build only) measures ingestion alone: a source with no webhooks, --ingest-messages distinct
+// messageIds sent as batches of --flush-at over 8 connections, once with de-duplication on (the
+// default window) and once off (window 0), in the same round; it prints accepted msgs/s and the
+// collector's RSS, and the costs of de-duplication against their targets. Loopback only; every run is bounded by --run-timeout, and its
 // processes, database and temp dir are removed after, failed or not. A benchmark, not a test.
 //
 //   npm run bench:collector -- [--messages N (10000)] [--timeout MS (1000, the webhooks' timeout)]
@@ -23,7 +27,8 @@
 //                              run, which then measures processes as they run for days; 0: from a cold start]
 //                              [--run-timeout S (30)] [--scenarios healthy,stalled (and/or remote: one URL answering
 //                              after --remote-delay MS (20), as across a network, where a collector's 64 requests per
-//                              URL bound what it forwards; and/or outage)] [--ceiling] [--profile (node --cpu-prof the collector
+//                              URL bound what it forwards; and/or outage; and/or ingest)]
+//                              [--ingest-messages N (1000000) distinct messageIds the ingest scenario sends] [--ceiling] [--profile (node --cpu-prof the collector
 //                              into bench/profiles/ and print its top functions)]
 //                              [--store local | --store postgres://USER[:PASSWORD]@HOST:PORT/DB (local: a throwaway
 //                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
@@ -59,6 +64,7 @@ const args = benchArgs(import.meta.url, {
     store: { type: 'string' },
     'log-format': { type: 'string' },
     scrape: { type: 'string', default: '0' },
+    'ingest-messages': { type: 'string', default: '1000000' },
 });
 
 const positiveInteger = (name) => integerFlag(args, name, 1);
@@ -73,6 +79,7 @@ const settings = {
   runTimeoutMs: positiveInteger('run-timeout') * 1000,
   remoteDelay: positiveInteger('remote-delay'),
   scrape: nonNegativeInteger('scrape'),
+  ingestMessages: positiveInteger('ingest-messages'),
 };
 if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//.test(args.store)) {
   fail(`Expected --store to be local or a postgres:// URL, got ${JSON.stringify(args.store)}`);
@@ -207,6 +214,7 @@ async function startCollector(build, config, where, label) {
       },
       /** CPU time the process used so far (user + system), in ms, from Linux's /proc; undefined elsewhere. */
       cpuMs: () => cpuMsOf(child.pid),
+      pid: child.pid,
       stop,
     };
   } catch (error) {
@@ -420,6 +428,67 @@ async function outage(build) {
   }
 }
 
+/** Connections the ingest scenario sends over at once. */
+const INGEST_CONNECTIONS = 8;
+/** Messages each ingest run sends first, unmeasured: the collector compiled and its heap grown. */
+const INGEST_WARMUP = 20_000;
+/** What de-duplication may cost the ingest scenario: a share of accepted msgs/s, and RSS. */
+const DEDUPE_TARGETS = { throughputShare: 0.1, rssBytes: 64 * 1024 * 1024 };
+
+/**
+ * The ingest scenario on this build's collector, de-duplication `on` or off: a source with no
+ * webhooks, `count` messages with distinct messageIds, POSTed as /v1/batch bodies of --flush-at
+ * messages over INGEST_CONNECTIONS connections (no client library: its own cost would hide the
+ * collector's).
+ */
+async function ingestOnly(build, on) {
+  const depth = undo.length;
+  try {
+    const temp = mkdtempSync(path.join(tmpdir(), 'bench-collector-'));
+    undo.push(async () => rmSync(temp, { recursive: true, force: true }));
+    const config = path.join(temp, 'collector.json');
+    writeFileSync(config, JSON.stringify({ sources: [{ name: 'bench', writeKey: 'wk_bench' }], dedupe: on ? {} : { window: 0 } }));
+    const collector = await startCollector(build, config, ['--data-dir', path.join(temp, 'data')], `${build.label}-journal-ingest-${on ? 'on' : 'off'}`);
+    undo.push(collector.stop);
+    const authorization = `Basic ${Buffer.from('wk_bench:').toString('base64')}`;
+    const timestamp = new Date().toISOString();
+    const body = (prefix, first, count) => {
+      const messages = [];
+      for (let seq = first; seq < first + count; seq++) {
+        messages.push(`{"type":"track","userId":"user-${seq % 100}","event":"Order Completed","messageId":"${prefix}-${seq}","timestamp":"${timestamp}","properties":{"seq":${seq},"total":30,"currency":"EUR","sku":"sku-1234"}}`);
+      }
+      return `{"batch":[${messages.join(',')}]}`;
+    };
+    const sendAll = async (prefix, total, deadline) => {
+      let next = 0;
+      let accepted = 0;
+      const connection = async () => {
+        while (next < total && clock() < deadline) {
+          const first = next;
+          const count = Math.min(settings.flushAt, total - first);
+          next += count;
+          const res = await fetch(`${collector.url}/v1/batch`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: body(prefix, first, count) });
+          await res.arrayBuffer();
+          if (res.status !== 200) throw new Error(`the collector answered ${res.status} to a batch`);
+          accepted += count;
+        }
+      };
+      await Promise.all(Array.from({ length: INGEST_CONNECTIONS }, connection));
+      return accepted;
+    };
+    // A million messages take far longer than one forwarding run: its own bound, from the count.
+    const bound = Math.max(settings.runTimeoutMs, settings.ingestMessages / 2);
+    await sendAll('warm', INGEST_WARMUP, clock() + bound);
+    const started = clock();
+    const accepted = await sendAll('m', settings.ingestMessages, started + bound);
+    const seconds = (clock() - started) / 1000;
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(procFile(collector.pid, 'status'))?.[1] ?? Number.NaN) * 1024;
+    return { accepted, acceptedPerSecond: accepted / seconds, rss, peakRss: collector.peakRss(), complete: accepted === settings.ingestMessages };
+  } finally {
+    await unwind(depth);
+  }
+}
+
 function quantile(sorted, q) {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -457,6 +526,7 @@ const TITLES = {
   stalled: 'a stalled URL and a healthy URL',
   remote: `one URL answering after ${args['remote-delay']} ms`,
   outage: 'the receiver down while the messages arrive, then up',
+  ingest: 'ingestion only (no webhooks): de-duplication on and off',
 };
 /** The builds the outage scenario runs: those with a journal. */
 const outageBuilds = builds.filter((build) => !build.queueless);
@@ -471,6 +541,15 @@ console.error(
 try {
   for (let round = 0; round < settings.rounds; round++) {
     for (const scenario of scenarios) {
+      if (scenario === 'ingest') {
+        // Alternate which goes first, so that neither always runs on a warmer machine.
+        for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
+          const result = await ingestOnly(builds[0], on);
+          results.set(`ingest/${on}`, [...(results.get(`ingest/${on}`) ?? []), result]);
+          console.error(`  round ${round + 1} ingest  de-duplication ${on ? 'on ' : 'off'}: accepted ${result.accepted}, ${Math.round(result.acceptedPerSecond)} msgs/s${result.complete ? '' : ' (run timeout)'}`);
+        }
+        continue;
+      }
       if (scenario === 'outage') {
         for (const build of round % 2 === 0 ? outageBuilds : [...outageBuilds].reverse()) {
           const result = await outage(build);
@@ -522,7 +601,7 @@ const value = (column, scenario, pick) => median((results.get(`${column.label}/$
 const columnOf = (build, store) => columns.find((column) => column.build === build && column.store === store);
 /** Ours against the second build, store by store (the bare forwarder has the journal's only). */
 const ratios = builds.length > 1 ? stores.map((store) => [columnOf(builds[0], store), columnOf(builds[1], store), store]).filter(([, base]) => base !== undefined) : [];
-for (const scenario of scenarios.filter((s) => s !== 'outage')) {
+for (const scenario of scenarios.filter((s) => s !== 'outage' && s !== 'ingest')) {
   const title = TITLES[scenario];
   console.log(`\n### ${title} (median of ${settings.rounds})\n`);
   const ratioNames = ratios.map(([, , store]) => `ratio to ${builds[1].name}${stores.length > 1 ? `, ${store.name}` : ''}`);
@@ -567,6 +646,25 @@ if (scenarios.includes('outage')) {
   for (const [name, pick, format] of outageRows) {
     console.log(`| ${name} | ${outageBuilds.map((build) => shown(format, median((results.get(`${build.label}/outage`) ?? []).map(pick)))).join(' | ')} |`);
   }
+}
+if (scenarios.includes('ingest')) {
+  const of = (on, pick) => median((results.get(`ingest/${on}`) ?? []).map(pick));
+  const mb = (v) => (v / 1024 / 1024).toFixed(0);
+  console.log(`\n### ${TITLES.ingest}: ${settings.ingestMessages.toLocaleString('en-US')} distinct messageIds, ${builds[0].name} (median of ${settings.rounds})\n`);
+  console.log('| metric | de-duplication on | de-duplication off | on ÷ off |\n|---|---:|---:|---:|');
+  for (const [name, pick, format] of [
+    ['accepted msgs/s', (r) => r.acceptedPerSecond, count],
+    ['RSS of the collector after the run, MB', (r) => r.rss, mb],
+    ['peak RSS of the collector, MB', (r) => r.peakRss, mb],
+    ['messages accepted', (r) => r.accepted, (v) => v.toLocaleString('en-US')],
+  ]) {
+    console.log(`| ${name} | ${shown(format, of(true, pick))} | ${shown(format, of(false, pick))} | ${shown((v) => `${v.toFixed(2)}×`, of(true, pick) / of(false, pick))} |`);
+  }
+  const cost = 1 - of(true, (r) => r.acceptedPerSecond) / of(false, (r) => r.acceptedPerSecond);
+  const memory = of(true, (r) => r.rss) - of(false, (r) => r.rss);
+  const peak = of(true, (r) => r.peakRss) - of(false, (r) => r.peakRss);
+  console.log(`\nDe-duplication costs ${(100 * cost).toFixed(1)} % of accepted msgs/s (target ≤ ${100 * DEDUPE_TARGETS.throughputShare} %: ${cost <= DEDUPE_TARGETS.throughputShare ? 'met' : 'missed'}), ` +
+    `${mb(memory)} MB of RSS after the run and ${mb(peak)} MB of peak RSS (target ≤ ${mb(DEDUPE_TARGETS.rssBytes)} MB: ${Math.max(memory, peak) <= DEDUPE_TARGETS.rssBytes ? 'met' : 'missed'}).`);
 }
 if (scenarios.includes('healthy') && scenarios.includes('stalled')) {
   console.log('\n### stalled URL added: forwarded msgs/s as a share of the healthy-only figure\n');

@@ -29,6 +29,10 @@ interface VersionedBody {
   messageId: string;
   /** The message's anonymous id, when it has one. */
   anonymousId?: string;
+  /** ISO 8601: the `timestamp` the sender gave, when the collector corrected it for the sender's clock. */
+  originalTimestamp?: string;
+  /** ISO 8601: when the sender sent the message, by its own clock; absent when it did not say. */
+  sentAt?: string;
   /** ISO 8601: when the collector (or `deliver()`) accepted the message; absent when not given. */
   receivedAt?: string;
 }
@@ -103,7 +107,8 @@ const TYPES: readonly WebhookType[] = ['page', 'screen', 'identify', 'track', 'a
  * The fields the spec lists come first, in its order (`version`, `type`, `userId`, the type's
  * fields, `timestamp`, a non-empty `context`); then the message's other standard fields:
  * `messageId`, `anonymousId` when present, a page's `name` and `category`, a screen's
- * `properties`, and `receivedAt` when given. An anonymous-only message has no `userId` key. A
+ * `properties`, `originalTimestamp` and `sentAt` when the message has them (strings), and
+ * `receivedAt` when given. An anonymous-only message has no `userId` key. A
  * delete is exactly `type`, `userId` and `timestamp`. `integrations` is never forwarded.
  * @throws {ValidationError} for an unknown `type`, a delete without `userId`, or any field the
  * message itself gets wrong.
@@ -125,7 +130,12 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
   // The spec's fields in its order, then the others: receivers that read a body by position (or
   // compare bytes with an older version's) see the same start.
   const tail = { timestamp: m.timestamp, ...(Object.keys(m.context).length > 0 ? { context: m.context } : {}) };
-  const receivedAt = options.receivedAt === undefined ? {} : { receivedAt: receivedAtOf(options.receivedAt) };
+  // The collector's times (see its "Browser and mobile sources" page) go out when the message has them.
+  const receivedAt = {
+    ...stringOf('originalTimestamp', m.originalTimestamp),
+    ...stringOf('sentAt', m.sentAt),
+    ...(options.receivedAt === undefined ? {} : { receivedAt: receivedAtOf(options.receivedAt) }),
+  };
   const ids = { messageId: m.messageId, ...(m.anonymousId === undefined ? {} : { anonymousId: m.anonymousId }) };
   if (m.type === 'alias') {
     return { version: 1, type: 'alias', 'Previous ID': m.previousId as string, 'User ID': m.userId as string, ...tail, messageId: m.messageId, ...receivedAt };
@@ -149,6 +159,10 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
 
 function optional<K extends string>(key: K, value: unknown): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value as string }) as { [P in K]?: string };
+}
+
+function stringOf<K extends string>(key: K, value: unknown): { [P in K]?: string } {
+  return (typeof value === 'string' ? { [key]: value } : {}) as { [P in K]?: string };
 }
 
 function receivedAtOf(value: Date | string | number): string {

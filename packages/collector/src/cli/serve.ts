@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { COLLECTOR_DEFAULTS, type RunningCollector, startCollector } from '../ingress/collector.js';
-import { CONFIG_DEFAULTS, type CollectorConfig, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
+import { CONFIG_DEFAULTS, type CollectorConfig, DEDUPE_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
 import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';
 import { AnalyticsError, type Command, type CommandContext, ConfigError, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
@@ -17,12 +17,13 @@ export const DEFAULT_DATA_DIR = '.batched-analytics';
 const HELP = `Usage: batched-analytics serve --config FILE [--port N] [--host H] [--data-dir DIR | --store URL] [--log-format F]
    or: batched-analytics-collector --config FILE [the same options]
 
-Runs the local collector: the ingestion API the client sends to (/v1/batch, /v1/<call>),
+Runs the local collector: the ingestion API the client, analytics.js and the mobile libraries
+send to (/v1/batch, /v1/<call>, /v1/b, /v1/import, /v1/t ...; see docs/sources.md),
 POST /v1/audiences, POST /v1/deletions, a live event debugger at / and Prometheus metrics at
 /metrics. Prints its base URL (http://HOST:PORT) on stdout once listening; Ctrl-C or SIGTERM
 stops it. SIGHUP reads the config file again: sources, webhooks, secrets, delivery and
 adminToken take effect for the next attempts; an invalid file is refused and the running
-config stays; server, queue, store, postgres, historyEvents and allowedHosts need a restart.
+config stays; server, queue, dedupe, store, postgres, historyEvents and allowedHosts need a restart.
 
 Options:
   --config FILE    JSON config: sources, their write keys and Webhooks destinations (required)
@@ -43,25 +44,29 @@ Options:
 Config file:
   { "adminToken": "at least ${MIN_TOKEN_LENGTH} characters: reads the live page, sends again, deletes",
     "readToken": "at least ${MIN_TOKEN_LENGTH} characters: reads the live page and its stream only",
-    "sources": [ { "name": "web", "writeKey": "wk_web",
+    "sources": [ { "name": "web", "writeKey": "wk_web", "allowedOrigins": [ "https://shop.example.com (optional)" ],
       "destinations": { "Webhooks": { "webhooks": [ { "url": "http://127.0.0.1:9000/in",
         "headers": { "X-Env": "dev" }, "rateLimit": 50 } ], "sharedSecret": "optional",
         "standardWebhooks": { "secrets": [ "whsec_… (optional)" ] } } } } ],
     "delivery": { "timeout": 5000, "retryWindow": 14400000, "minRetryDelay": 1000,
                   "maxRetryDelay": 300000, "maxRequestsPerUrl": 64, "breakerThreshold": 5 },
     "server": { "headersTimeout": ${SERVER_DEFAULTS.headersTimeout}, "requestTimeout": ${SERVER_DEFAULTS.requestTimeout}, "maxConnections": ${SERVER_DEFAULTS.maxConnections},
-                "drainDelay": ${SERVER_DEFAULTS.drainDelay}, "sessionLifetime": ${SERVER_DEFAULTS.sessionLifetime}, "heapTarget": ${SERVER_DEFAULTS.heapTarget} },
+                "drainDelay": ${SERVER_DEFAULTS.drainDelay}, "sessionLifetime": ${SERVER_DEFAULTS.sessionLifetime}, "heapTarget": ${SERVER_DEFAULTS.heapTarget},
+                "publicUrl": "https://collect.example.com (optional)", "trustProxy": [ "10.0.0.0/8 (none by default)" ] },
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
+    "dedupe": { "window": ${DEDUPE_DEFAULTS.window} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
     "historyEvents": ${CONFIG_DEFAULTS.historyEvents},
     "store": "postgres://collector@db.internal:5432/analytics",
     "postgres": { "connectTimeout": ${POSTGRES_OPTIONS.connectTimeout}, "startTimeout": ${POSTGRES_OPTIONS.startTimeout}, "statementTimeout": ${POSTGRES_OPTIONS.statementTimeout},
                   "queryTimeout": ${POSTGRES_OPTIONS.queryTimeout}, "idleInTransactionTimeout": ${POSTGRES_OPTIONS.idleInTransactionTimeout} } }
-  Only "sources" is required; durations are in ms, and the delivery, server, queue, postgres and
-  historyEvents values shown are the defaults (the server's timeouts are at most 30000).
+  Only "sources" is required; durations are in ms, and the delivery, server, queue, dedupe,
+  postgres and historyEvents values shown are the defaults (the server's timeouts are at most 30000).
   "queue": how long a collector's claim on a delivery lasts unless renewed (what a dead
   collector's deliveries wait before another takes them over), how often it looks for due
-  work, and how many deliveries it holds at once. "historyEvents": how many events the live
+  work, and how many deliveries it holds at once. "dedupe.window": how long a source remembers a
+  messageId (0 to 2592000000; 0: off): a repeat within it is answered 200 and forwarded nowhere.
+  "historyEvents": how many events the live
   page can page back through. "server.drainDelay": on SIGTERM or SIGINT, how long ingestion
   keeps answering after /readyz turned 503; "sessionLifetime": how long a browser stays signed
   in; "heapTarget": the heap size (MB) kept near between full garbage collections, soft (0:
@@ -145,7 +150,7 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   const kept = storeUrl === undefined ? 'journal' : 'database';
   let collector: RunningCollector;
   try {
-    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, config.postgres);
+    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window });
     collector = await startCollector({ config, dataDir, port, host, store, signal: context.signal });
   } catch (error) {
     // A token missing for the address is a config fault: exit 2, as any other.

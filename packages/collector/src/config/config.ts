@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { closest, ConfigError, describe, integer, isPlainObject, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
+import { closest, ConfigError, describe, integer, isPlainObject, parseHttpUrl, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
 import { postgresUrl } from './connection-string.js';
+import { parseCidr } from './cidr.js';
 import { POSTGRES_OPTIONS, type PostgresOptions } from './postgres-timeouts.js';
 
 /**
@@ -46,16 +47,32 @@ export interface ServerOptions {
    * @default 192
    */
   heapTarget: number;
+  /**
+   * The collector's URL as browsers and apps reach it (behind a proxy, the proxy's), e.g.
+   * `https://collect.example.com`: where `GET /v1/projects/<writeKey>/settings` tells analytics.js
+   * to send. Absent: the request's own `Host` and scheme.
+   */
+  publicUrl?: string;
+  /**
+   * The reverse proxies (addresses or CIDRs, IPv4 and IPv6) whose `X-Forwarded-For` and
+   * `X-Forwarded-Proto` are believed. Empty: the socket's address is the sender's.
+   * @default []
+   */
+  trustProxy: string[];
 }
 
+/** The integer entries of {@link ServerOptions}. */
+type ServerLimits = Omit<ServerOptions, 'publicUrl' | 'trustProxy'>;
+
 /** Defaults of {@link ServerOptions}, declared once. */
-export const SERVER_DEFAULTS: Readonly<ServerOptions> = Object.freeze({
+export const SERVER_DEFAULTS: Readonly<ServerLimits & Pick<ServerOptions, 'trustProxy'>> = Object.freeze({
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxConnections: 1_000,
   drainDelay: 5_000,
   sessionLifetime: 12 * 60 * 60 * 1000,
   heapTarget: 192,
+  trustProxy: Object.freeze([]) as unknown as string[],
 });
 
 /**
@@ -86,6 +103,19 @@ export interface QueueOptions {
 /** Defaults of {@link QueueOptions}, declared once. */
 export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({ lease: 30_000, pollInterval: 1_000, maxInFlight: 10_000 });
 
+/** How the ingestion API de-duplicates messages. Durations in ms. */
+export interface DedupeOptions {
+  /**
+   * How long a source remembers a `messageId` it accepted: a message with the same `messageId`
+   * sent to the same source within it is answered 200 and forwarded nowhere. 0: off.
+   * @default 86400000 (24 h)
+   */
+  window: number;
+}
+
+/** Defaults of {@link DedupeOptions}, declared once: a day, as the service's window. */
+export const DEDUPE_DEFAULTS: Readonly<DedupeOptions> = Object.freeze({ window: 24 * 60 * 60 * 1000 });
+
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {
   /** Shown in the live debugger and in logs; unique. */
@@ -94,6 +124,11 @@ export interface SourceConfig {
   writeKey: string;
   /** The source's Webhooks destination; absent when the source has none. */
   webhooks?: WebhookSettings;
+  /**
+   * The origins (`https://shop.example.com`) whose pages may send with this write key; a request
+   * from another origin is refused. Absent: any origin, as the service allows.
+   */
+  allowedOrigins?: string[];
 }
 
 /** A validated collector config file. */
@@ -109,6 +144,7 @@ export interface CollectorConfig {
   delivery: DeliveryOptions;
   server: ServerOptions;
   queue: QueueOptions;
+  dedupe: DedupeOptions;
   /** Host names, besides the collector's own address, under which the live page answers. */
   allowedHosts: string[];
   /** Events the live page can page back through, kept in memory and in the data dir's history. */
@@ -125,8 +161,8 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
-const SOURCE_KEYS = ['name', 'writeKey', 'destinations'];
+const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'dedupe', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
+const SOURCE_KEYS = ['name', 'writeKey', 'destinations', 'allowedOrigins'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
   retryWindow: 0,
@@ -136,7 +172,7 @@ const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   breakerThreshold: 1,
 };
 /** Both timeouts are capped: a longer one lets slow clients hold connections for minutes. */
-const SERVER_LIMITS: Record<keyof ServerOptions, [min: number, max: number]> = {
+const SERVER_LIMITS: Record<keyof ServerLimits, [min: number, max: number]> = {
   headersTimeout: [1, 30_000],
   requestTimeout: [1, 30_000],
   maxConnections: [1, Number.MAX_SAFE_INTEGER],
@@ -156,6 +192,8 @@ const POSTGRES_LIMITS: Record<keyof PostgresOptions, [min: number, max: number]>
   queryTimeout: [100, 60_000],
   idleInTransactionTimeout: [100, 60_000],
 };
+/** 30 days at most: the memory and disk it takes grow with the ids accepted within it. */
+const DEDUPE_LIMITS: Record<keyof DedupeOptions, [min: number, max: number]> = { window: [0, 30 * 24 * 60 * 60 * 1000] };
 const QUEUE_LIMITS: Record<keyof QueueOptions, [min: number, max: number]> = {
   lease: [100, 24 * 60 * 60 * 1000],
   pollInterval: [10, 60_000],
@@ -173,6 +211,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     delivery: parseDelivery(top.delivery),
     server: parseServer(top.server),
     queue: bounded('queue', top.queue, QUEUE_DEFAULTS, QUEUE_LIMITS),
+    dedupe: bounded('dedupe', top.dedupe, DEDUPE_DEFAULTS, DEDUPE_LIMITS),
     postgres: parsePostgres(top.postgres),
     allowedHosts: parseAllowedHosts(top.allowedHosts),
     // At least the 200 a page is sent when it connects.
@@ -208,6 +247,7 @@ function parseSource(input: unknown, path: string, delivery: DeliveryOptions): S
     name: nonEmptyString(`${path}.name`, entry.name),
     writeKey: parseWriteKey(`${path}.writeKey`, entry.writeKey),
   };
+  if (entry.allowedOrigins !== undefined) source.allowedOrigins = parseOrigins(`${path}.allowedOrigins`, entry.allowedOrigins);
   if (entry.destinations === undefined) return source;
   const destinations = object(`${path}.destinations`, entry.destinations, [WEBHOOKS]);
   if (destinations.Webhooks !== undefined) {
@@ -234,7 +274,12 @@ function parseDelivery(input: unknown): DeliveryOptions {
 }
 
 function parseServer(input: unknown): ServerOptions {
-  const server = bounded('server', input, SERVER_DEFAULTS, SERVER_LIMITS);
+  const { trustProxy, ...limits } = SERVER_DEFAULTS;
+  const server: ServerOptions = { ...bounded('server', input, limits, SERVER_LIMITS, ['publicUrl', 'trustProxy']), trustProxy };
+  if (isPlainObject(input)) {
+    if (input.publicUrl !== undefined) server.publicUrl = parsePublicUrl('server.publicUrl', input.publicUrl);
+    if (input.trustProxy !== undefined) server.trustProxy = parseTrustProxy('server.trustProxy', input.trustProxy);
+  }
   if (server.requestTimeout < server.headersTimeout) {
     throw new ConfigError(
       'server.requestTimeout',
@@ -255,11 +300,17 @@ function parsePostgres(input: unknown): PostgresOptions {
   return postgres;
 }
 
-/** An entry of integers, each within its limits, defaults filled in. */
-function bounded<K extends string>(path: string, input: unknown, defaults: Readonly<Record<K, number>>, limits: Record<K, [min: number, max: number]>): Record<K, number> {
+/** An entry of integers, each within its limits, defaults filled in; `others` are its other keys, read elsewhere. */
+function bounded<K extends string>(
+  path: string,
+  input: unknown,
+  defaults: Readonly<Record<K, number>>,
+  limits: Record<K, [min: number, max: number]>,
+  others: readonly string[] = [],
+): Record<K, number> {
   const result: Record<K, number> = { ...defaults };
   if (input === undefined) return result;
-  const entry = object(path, input, Object.keys(limits));
+  const entry = object(path, input, [...Object.keys(limits), ...others]);
   for (const [key, [min, max]] of Object.entries(limits) as [K, [number, number]][]) {
     if (entry[key] === undefined) continue;
     const value = integer(`${path}.${key}`, entry[key], min);
@@ -280,6 +331,41 @@ function parseAllowedHosts(input: unknown): string[] {
       throw new ConfigError(`allowedHosts[${index}]`, `Expected \`allowedHosts[${index}]\` to be a host name without port, like "collector.internal" or ".example.com", got ${describe(name)}`);
     }
     return name;
+  });
+}
+
+/**
+ * An absolute http(s) URL without credentials, query or fragment, with no trailing slash: the
+ * settings route appends `/v1` to it.
+ */
+function parsePublicUrl(path: string, value: unknown): string {
+  const url = parseHttpUrl(value);
+  if (url === undefined || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(path, `Expected \`${path}\` to be an http or https URL without credentials, query or fragment, like "https://collect.example.com", got ${describe(value)}`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Addresses and CIDRs, each checked now: a typo would otherwise trust nobody, or everybody, silently. */
+function parseTrustProxy(path: string, value: unknown): string[] {
+  if (!Array.isArray(value)) throw new ConfigError(path, `Expected \`${path}\` to be an array of addresses or CIDRs, got ${describe(value)}`);
+  return value.map((entry: unknown, index) => {
+    if (typeof entry !== 'string' || parseCidr(entry) === undefined) {
+      throw new ConfigError(`${path}[${index}]`, `Expected \`${path}[${index}]\` to be an IP address or a CIDR, like "10.0.0.1", "10.0.0.0/8" or "fd00::/8", got ${describe(entry)}`);
+    }
+    return entry;
+  });
+}
+
+/** Origins as browsers send them in `Origin`: scheme, host and port, nothing more. */
+function parseOrigins(path: string, value: unknown): string[] {
+  if (!Array.isArray(value)) throw new ConfigError(path, `Expected \`${path}\` to be an array of origins, got ${describe(value)}`);
+  return value.map((entry: unknown, index): string => {
+    const url = parseHttpUrl(entry);
+    if (url === undefined || url.origin !== entry) {
+      throw new ConfigError(`${path}[${index}]`, `Expected \`${path}[${index}]\` to be an origin (scheme, host and port, no path or trailing slash), like "https://shop.example.com", got ${describe(entry)}`);
+    }
+    return url.origin;
   });
 }
 

@@ -117,6 +117,11 @@ export interface EventView {
   origin: 'api' | 'audience' | 'deletion' | 'replay' | 'redelivery';
   /** For a redelivery: the event it sends again. */
   replayOf?: string;
+  /**
+   * For a repeat of a message its source accepted within the de-duplication window: when the
+   * first was accepted (ISO 8601). It was answered 200 and forwarded nowhere.
+   */
+  duplicateOf?: { firstAcceptedAt: string };
   message: Record<string, unknown>;
   routes: RouteView[];
   /** The message's own status, kept up to date by the hub. */

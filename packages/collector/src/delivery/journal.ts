@@ -7,7 +7,10 @@ import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule 
 import { readVersion1 } from './journal-v1.js';
 import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
 import { report } from '../config/report.js';
+import { DEDUPE_DEFAULTS } from '../config/config.js';
+import { SeenIds } from './seen-ids.js';
 import {
+  type Arrival,
   type AudiencePlan,
   type AudienceRecord,
   audienceKey,
@@ -15,6 +18,7 @@ import {
   type Claimed,
   type ClaimOptions,
   type Delivery,
+  type Ingested,
   type Outcome,
   type Store,
   type StoreSnapshot,
@@ -42,10 +46,16 @@ export interface JournalOptions {
    * @default 1048576 (1 MiB)
    */
   reserve?: number;
+  /**
+   * How long, in ms, a source's `messageId` is remembered for {@link JournalStore.ingest}: in
+   * memory (16 bytes a slot, see `SeenTable`) and in `seen-*.bin` files beside the segments. 0: off.
+   * @default 86400000 (24 h)
+   */
+  dedupeWindow?: number;
 }
 
 /** The defaults of {@link JournalOptions}. */
-export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({ segmentSize: 8 * 1024 * 1024, reserve: 1024 * 1024 });
+export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({ segmentSize: 8 * 1024 * 1024, reserve: 1024 * 1024, dedupeWindow: DEDUPE_DEFAULTS.window });
 
 /**
  * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
@@ -161,6 +171,9 @@ export class JournalStore implements Store {
   /** What acceptances of the last failed write were refused with. */
   #refusal: Error | undefined;
   readonly #reserveSize: number;
+  readonly #dedupeWindow: number;
+  /** The ids accepted within the window, once open; absent with a window of 0. */
+  #seen: SeenIds | undefined;
   /**
    * The reserve: `held` (its file holds the room), `missing` (spent, or not yet set aside:
    * acceptances wait for it), or `none` (none wanted, or none can be had for another reason than room).
@@ -181,6 +194,7 @@ export class JournalStore implements Store {
     this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
     this.#reserveSize = integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0);
     this.#reserve = this.#reserveSize === 0 ? 'none' : 'missing';
+    this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
   }
 
   /**
@@ -201,6 +215,7 @@ export class JournalStore implements Store {
     this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
     await this.#upgrade();
     await this.#removeDead();
+    if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow);
     if (!(await this.#setReserveAside())) {
       report('warn', 'collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
@@ -210,6 +225,23 @@ export class JournalStore implements Store {
 
   accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
     return this.#accept(deliveries, undefined, options);
+  }
+
+  /** The ids are claimed in memory at once, and written to their own files once the acceptance is durable. */
+  async ingest(arrivals: readonly Arrival[], options?: ClaimOptions): Promise<Ingested> {
+    this.#usable();
+    const seen = this.#seen?.claim(arrivals);
+    const deliveries = arrivals.flatMap(({ delivery }, index) => (delivery === undefined || seen?.repeats[index] !== undefined ? [] : [delivery]));
+    let claimed: Claimed[];
+    try {
+      claimed = deliveries.length > 0 ? await this.#accept(deliveries, undefined, options) : [];
+    } catch (error) {
+      seen?.abandon(error);
+      throw error;
+    }
+    await seen?.commit();
+    await seen?.firsts();
+    return { claimed, repeats: seen?.repeats ?? arrivals.map(() => undefined) };
   }
 
   async syncAudience<P extends AudiencePlan>(
@@ -348,7 +380,7 @@ export class JournalStore implements Store {
       // Settlements a full disk held back get a last chance.
       if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
       await this.#reading.settled();
-      await Promise.all(this.#segments.map((segment) => segment.close()));
+      await Promise.all([...this.#segments.map((segment) => segment.close()), this.#seen?.close()]);
       await unlink(path.join(this.#dir, LOCK)).catch(() => undefined);
     })();
     return this.#closing;

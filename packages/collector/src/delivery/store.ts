@@ -55,6 +55,28 @@ export interface ClaimOptions {
   lease: number;
 }
 
+/**
+ * A message the ingestion routes took: the `messageId` it claims in its source for the
+ * de-duplication window, and its delivery when it is forwarded (a message forwarded nowhere claims
+ * its id all the same, so that its repeats are known too).
+ */
+export interface Arrival {
+  source: string;
+  messageId: string;
+  delivery?: Delivery;
+}
+
+/** What {@link Store.ingest} resolves with. */
+export interface Ingested {
+  /** The claims taken on the first `options.claim` deliveries recorded (repeats are not). */
+  claimed: Claimed[];
+  /**
+   * Per arrival, in order: when its `messageId` was first accepted in its source (ms since the
+   * epoch) when it is a repeat within the window, else undefined (it was recorded).
+   */
+  repeats: (number | undefined)[];
+}
+
 /** What an audience sync records: its identify calls and the membership the next sync starts from. */
 export interface AudiencePlan {
   deliveries: Delivery[];
@@ -85,6 +107,16 @@ export interface Store {
    * @returns the claims taken on the first `options.claim` of them (none without options).
    */
   accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]>;
+  /**
+   * Records what the ingestion routes took, de-duplicated per source on `messageId`: in the same
+   * acceptance, each arrival claims its source and `messageId` for the store's de-duplication
+   * window (a repeat within it, by any process sharing the store, an earlier call or an earlier
+   * arrival of the same call, is not recorded). Resolves only once what it recorded and the ids it
+   * claimed are durable; a repeat resolves only once its first acceptance did. With a window of 0,
+   * nothing is a repeat and no id is remembered.
+   * @returns the claims taken on the first `options.claim` deliveries recorded, and which arrivals were repeats.
+   */
+  ingest(arrivals: readonly Arrival[], options?: ClaimOptions): Promise<Ingested>;
   /**
    * Runs an audience sync as one transaction, serialised with every other sync of the same
    * audience (in any process): `plan` gets the state the previous sync left (absent before the

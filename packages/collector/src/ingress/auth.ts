@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { isPlainObject } from 'batched-analytics/internal';
 import type { CollectorConfig, SourceConfig } from '../config/config.js';
 import { RequestError } from './http.js';
 import { digest, type Role, sameDigest, SessionCookies } from './session.js';
@@ -34,13 +35,32 @@ export class WriteKeys {
   sourceOf(headers: IncomingHttpHeaders): SourceConfig {
     const match = /^basic\s+([a-z0-9+/=._-]+)\s*$/i.exec(headers.authorization ?? '');
     const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : undefined;
-    const given = decoded === undefined ? undefined : digest(decoded.split(':', 1)[0]!);
-    // Every key is compared, found or not: the time taken says nothing of which one matched.
-    let found: SourceConfig | undefined;
-    for (const { key, source } of this.#sources) if (given !== undefined && sameDigest(given, key)) found = source;
+    const found = decoded === undefined ? undefined : this.find(decoded.split(':', 1)[0]!);
     if (found !== undefined) return found;
     const why = headers.authorization === undefined ? 'no Authorization header' : 'an unknown write key';
     throw new Unauthorized('Basic', `Expected a source's write key as the basic-auth user, got ${why}`);
+  }
+
+  /**
+   * The source of a request that sends its write key in the body (analytics.js's batches do): the
+   * basic-auth user when there is an `Authorization` header (checked before the body is read),
+   * else the body's `writeKey`.
+   * @throws {Unauthorized} when neither names a source.
+   */
+  sourceOfBody(body: unknown): SourceConfig {
+    const key = isPlainObject(body) ? body.writeKey : undefined;
+    const found = typeof key === 'string' ? this.find(key) : undefined;
+    if (found !== undefined) return found;
+    const why = key === undefined ? 'no Authorization header and no `writeKey` in the body' : 'an unknown `writeKey` in the body';
+    throw new Unauthorized('Basic', `Expected a source's write key as the basic-auth user or as \`writeKey\` in the body, got ${why}`);
+  }
+
+  /** The source of a write key; undefined for none. Every key is compared, found or not: the time taken says nothing of which one matched. */
+  find(writeKey: string): SourceConfig | undefined {
+    const given = digest(writeKey);
+    let found: SourceConfig | undefined;
+    for (const { key, source } of this.#sources) if (sameDigest(given, key)) found = source;
+    return found;
   }
 }
 

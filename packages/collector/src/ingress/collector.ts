@@ -64,7 +64,7 @@ export interface RunningCollector {
 export const COLLECTOR_DEFAULTS = { host: '127.0.0.1', port: 8088 } as const;
 
 /** Entries a running collector cannot change: its socket, store, queue and history are made once. */
-const RESTART_ONLY = ['server', 'queue', 'store', 'postgres', 'historyEvents', 'allowedHosts'] as const;
+const RESTART_ONLY = ['server', 'queue', 'store', 'postgres', 'historyEvents', 'allowedHosts', 'dedupe'] as const;
 
 /** How long `close()` lets requests in progress finish before it cuts their connections, in ms. */
 const CLOSE_GRACE = 2_000;
@@ -103,7 +103,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   access.listening(address);
   hosts.listening(address, port);
-  const store: Store = options.store ?? new JournalStore(options.dataDir);
+  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window });
   let snapshot: StoreSnapshot | undefined;
   let opened: Awaited<ReturnType<typeof serveFrom>>;
   try {

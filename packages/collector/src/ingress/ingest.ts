@@ -1,29 +1,53 @@
-import { describe, isPlainObject, LIMITS, type Message, type MessageType, validateMessage, ValidationError } from 'batched-analytics/internal';
+import { describe, isPlainObject, type JsonObject, LIMITS, type Message, type MessageType, validateMessage, ValidationError } from 'batched-analytics/internal';
+import { type Arrival, type BatchDefaults, enrich, timeOf, underBatch } from './enrich.js';
 import { RequestError } from './http.js';
 
 /**
- * Reads a `POST /v1/batch` body, `{ "batch": [message, ...], "sentAt"?: string }`, all or nothing.
+ * Reads a batch body (`POST /v1/batch`, `/v1/b`, `/v1/import`), `{ "batch": [message, ...],
+ * "sentAt"?, "context"?, "integrations"?, "writeKey"? }`, all or nothing, and enriches each message.
  * @throws {RequestError} 400 naming the first field at fault, e.g. `batch[3].userId`.
  */
-export function parseBatch(body: Buffer): Message[] {
-  const parsed = parseJson(body);
+export function parseBatch(parsed: unknown, arrival: Arrival): Message[] {
   if (!isPlainObject(parsed) || !Array.isArray(parsed.batch)) {
     const got = isPlainObject(parsed) ? describe(parsed.batch) : describe(parsed);
     throw new RequestError(400, 'ERR_VALIDATION', `Expected a body \`{ "batch": [...] }\` with an array, got ${got}`, 'batch');
   }
-  return parsed.batch.map((item: unknown, index: number) => message(item, `batch[${index}]`));
+  const defaults = batchDefaults(parsed);
+  const batched = parsed.sentAt === undefined ? arrival : { ...arrival, sentAt: timeOf(parsed.sentAt, 'sentAt') };
+  return parsed.batch.map((item: unknown, index: number) => {
+    underBatch(item, defaults);
+    return message(item, `batch[${index}]`, batched);
+  });
 }
 
 /**
- * Reads a single-call body (`POST /v1/track` and the like); its `type` may be left out.
+ * Reads a single-call body (`POST /v1/track`, `/v1/t` and the like), whose `type` may be left out,
+ * and enriches the message.
  * @throws {RequestError} 400 naming the field at fault, e.g. `event`.
  */
-export function parseSingle(body: Buffer, type: MessageType): Message {
-  const parsed = parseJson(body);
+export function parseSingle(parsed: unknown, type: MessageType, arrival: Arrival): Message[] {
   if (isPlainObject(parsed) && parsed.type !== undefined && parsed.type !== type) {
     throw new RequestError(400, 'ERR_VALIDATION', `Expected \`type\` to be absent or ${describe(type)} on /v1/${type}, got ${describe(parsed.type)}`, 'type');
   }
-  return message(isPlainObject(parsed) ? { ...parsed, type } : parsed, undefined);
+  if (isPlainObject(parsed)) parsed.type = type;
+  return [message(parsed, undefined, arrival)];
+}
+
+/** A batch body's own `context` and `integrations`, checked as a message's would be. */
+function batchDefaults(body: Record<string, unknown>): BatchDefaults {
+  const defaults: BatchDefaults = {};
+  for (const key of ['context', 'integrations'] as const) {
+    const value = body[key];
+    if (value === undefined) continue;
+    if (!isPlainObject(value)) throw new RequestError(400, 'ERR_VALIDATION', `Expected \`${key}\` to be an object, got ${describe(value)}`, key);
+    defaults[key] = value as JsonObject;
+  }
+  for (const [name, value] of Object.entries(defaults.integrations ?? {})) {
+    if (typeof value !== 'boolean' && !isPlainObject(value)) {
+      throw new RequestError(400, 'ERR_VALIDATION', `Expected \`integrations.${name}\` to be a boolean or an object, got ${describe(value)}`, `integrations.${name}`);
+    }
+  }
+  return defaults;
 }
 
 /**
@@ -54,8 +78,17 @@ export function parseJson(body: Buffer): unknown {
   }
 }
 
-/** Validates one message with the client's rules, its nesting and its size limit. */
-function message(input: unknown, path: string | undefined): Message {
+/**
+ * Validates one message with the client's rules, its nesting and its size limit, then enriches it.
+ * Where real clients differ from the client's rules it is lenient: analytics.js sends an anonymous
+ * visitor's `userId` as null, which means none. A `writeKey` in the message (analytics.js puts it
+ * there) is credentials, not data: it is dropped, not stored nor shown.
+ */
+function message(input: unknown, path: string | undefined, arrival: Arrival): Message {
+  if (isPlainObject(input)) {
+    if (input.userId === null) delete input.userId;
+    delete input.writeKey;
+  }
   const what = path === undefined ? 'the message' : `\`${path}\``;
   const deep = tooDeep(input);
   if (deep !== undefined) {
@@ -78,7 +111,7 @@ function message(input: unknown, path: string | undefined): Message {
     );
   }
   try {
-    return validateMessage(input);
+    return enrich(validateMessage(input), input as Record<string, unknown>, arrival, path);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const field = path === undefined ? error.field : error.field === 'message' ? path : `${path}.${error.field}`;

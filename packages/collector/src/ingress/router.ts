@@ -4,12 +4,13 @@ import { type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { Deliverer } from '../delivery/deliverer.js';
 import type { EventHub } from '../debugger/events.js';
 import type { EventView, RouteView } from '../debugger/views.js';
-import type { AudiencePlan, Claimed, Delivery, Store } from '../delivery/store.js';
+import type { Arrival, AudiencePlan, Claimed, Delivery, Store } from '../delivery/store.js';
 import type { CollectorMetrics } from '../observe/metrics.js';
 
 /** What an acceptance records and shows. */
 interface Planned extends Pick<AudiencePlan, 'deliveries'> {
-  views: [EventView, PreparedWebhook | undefined][];
+  /** Per message: its view, and its webhook and delivery when it is forwarded. */
+  views: [EventView, PreparedWebhook | undefined, Delivery?][];
 }
 
 /** A message bound for one source, with where it goes. */
@@ -31,6 +32,22 @@ export function routeMessage(source: SourceConfig, message: WebhookInput): Route
     return route('disabled by the message\'s integrations');
   }
   return route();
+}
+
+/**
+ * Shows an event as a repeat: forwarded nowhere, saying of which acceptance. It is counted as
+ * de-duplicated, not as accepted: it was answered 200, and nothing of it recorded.
+ */
+function markRepeat(view: EventView, firstAt: number): void {
+  const first = new Date(firstAt).toISOString();
+  view.duplicateOf = { firstAcceptedAt: first };
+  view.routes = view.routes.map(({ destination }) => ({
+    destination,
+    forwarded: false,
+    reason: `a duplicate: messageId ${JSON.stringify(view.message.messageId)} was first accepted at ${first}`,
+  }));
+  view.status = 'not forwarded';
+  view.webhooks = [];
 }
 
 /** An audience sync as recorded: its plan, and what the routes answer. */
@@ -73,14 +90,40 @@ export class Router {
   }
 
   /**
-   * Accepts messages all or nothing.
+   * Accepts messages all or nothing. Those of the ingestion API (`origin` `api`) are de-duplicated
+   * per source on `messageId` by the store: a repeat within its window is shown as one, counted,
+   * and forwarded nowhere. Deletions are not: each request is a request of its own.
+   * @param receivedAt when the request arrived, in ms since the epoch, as the messages' own
+   * `receivedAt` says (their webhooks and the page then say the same); @default now
    * @throws {ValidationError} when a forwarded message has no webhook body (the routes validated it).
    * @throws what the store throws: then nothing is recorded, shown or forwarded.
    */
-  async accept(items: readonly Routed[], origin: EventView['origin']): Promise<void> {
-    const planned = this.#plan(items, origin);
+  async accept(items: readonly Routed[], origin: EventView['origin'], receivedAt?: number): Promise<void> {
+    const planned = this.#plan(items, origin, receivedAt);
+    if (origin === 'api') return this.#ingest(planned);
     if (planned.deliveries.length === 0) return this.#show(planned, []);
     this.#show(planned, await this.#store.accept(planned.deliveries, this.#claiming()));
+  }
+
+  /** Records through the store's de-duplication; repeats are shown as such and forwarded nowhere. */
+  async #ingest(planned: Planned): Promise<void> {
+    const arrivals: Arrival[] = planned.views.map(([view, , delivery]) => {
+      const messageId = view.message.messageId;
+      // The routes validated a messageId into every message; a view's id never repeats otherwise.
+      return { source: view.source, messageId: typeof messageId === 'string' ? messageId : view.id, delivery };
+    });
+    const { claimed, repeats } = await this.#store.ingest(arrivals, this.#claiming());
+    const deliveries: Delivery[] = [];
+    const views = planned.views.map(([view, webhook, delivery], index): Planned['views'][number] => {
+      const firstAt = repeats[index];
+      if (firstAt === undefined) {
+        if (delivery !== undefined) deliveries.push(delivery);
+        return [view, webhook, delivery];
+      }
+      markRepeat(view, firstAt);
+      return [view, undefined];
+    });
+    this.#show({ deliveries, views }, claimed);
   }
 
   /**
@@ -142,14 +185,14 @@ export class Router {
   }
 
   /** The deliveries and views of routed messages, bodies fixed now with the acceptance time. */
-  #plan(items: readonly Routed[], origin: EventView['origin']): Planned {
-    const acceptedAt = Date.now();
+  #plan(items: readonly Routed[], origin: EventView['origin'], acceptedAt = Date.now()): Planned {
     const planned: Planned = { deliveries: [], views: [] };
     for (const { source, message, routes } of items) {
       const id = randomUUID();
       const webhook = routes.some((route) => route.forwarded) ? prepareWebhook(message, acceptedAt) : undefined;
-      if (webhook) planned.deliveries.push({ id, source: source.name, message, webhook });
-      planned.views.push([this.#view(id, source.name, message, origin, routes, acceptedAt), webhook]);
+      const delivery = webhook && { id, source: source.name, message, webhook };
+      if (delivery) planned.deliveries.push(delivery);
+      planned.views.push([this.#view(id, source.name, message, origin, routes, acceptedAt), webhook, delivery]);
     }
     return planned;
   }
@@ -162,16 +205,21 @@ export class Router {
   /** Once recorded: shows the events, and delivers what was claimed. */
   #show(planned: Planned, claimed: Claimed[]): void {
     // Counted per run of one source (a batch is one): a labelled increment costs more than a loop step.
-    let run = { source: '', count: 0 };
+    const runs = { accepted: { source: '', count: 0 }, deduplicated: { source: '', count: 0 } };
+    const count = (kind: keyof typeof runs, source: string) => {
+      const run = runs[kind];
+      if (source !== run.source) {
+        if (run.count > 0) this.#metrics?.[kind](run.source, run.count);
+        runs[kind] = { source, count: 1 };
+      } else run.count += 1;
+    };
     for (const [view, webhook] of planned.views) {
       this.#hub.add(view, webhook);
-      if (view.source !== run.source) {
-        if (run.count > 0) this.#metrics?.accepted(run.source, run.count);
-        run = { source: view.source, count: 0 };
-      }
-      run.count += 1;
+      count(view.duplicateOf === undefined ? 'accepted' : 'deduplicated', view.source);
     }
-    if (run.count > 0) this.#metrics?.accepted(run.source, run.count);
+    for (const [kind, run] of Object.entries(runs) as [keyof typeof runs, { source: string; count: number }][]) {
+      if (run.count > 0) this.#metrics?.[kind](run.source, run.count);
+    }
     this.#deliverer.take(claimed, planned.deliveries.length - claimed.length);
   }
 

@@ -1,5 +1,10 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { AnalyticsError, audienceTrait, describe, isPlainObject, LIMITS, MESSAGE_TYPES, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, audienceTrait, describe, isPlainObject, LIMITS, type Message, MESSAGE_TYPES, type MessageType, ValidationError } from 'batched-analytics/internal';
+import { AddressSet } from '../config/cidr.js';
+import { Cors } from './cors.js';
+import type { Arrival } from './enrich.js';
+import { ProxyTrust } from './proxy.js';
+import { projectSettings, publicBase } from './settings.js';
 import { type Access, Unauthorized, WriteKeys } from './auth.js';
 import { type CollectorMetrics, METRICS_CONTENT_TYPE } from '../observe/metrics.js';
 import type { CollectorConfig, SourceConfig } from '../config/config.js';
@@ -33,7 +38,25 @@ export interface ServerContext {
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-type Route = { method: 'GET' | 'POST'; handle: Handler };
+type Route = {
+  method: 'GET' | 'POST';
+  handle: Handler;
+  /** How the route answers a CORS preflight (`OPTIONS`); absent on routes no web page may call. */
+  preflight?: Handler;
+};
+
+/** The single-call routes analytics.js and the mobile libraries send to, by the first letter of the type. */
+const SHORT_ROUTES: readonly [string, MessageType][] = [
+  ['/v1/t', 'track'],
+  ['/v1/i', 'identify'],
+  ['/v1/p', 'page'],
+  ['/v1/s', 'screen'],
+  ['/v1/g', 'group'],
+  ['/v1/a', 'alias'],
+];
+
+/** The batch routes: the server libraries', analytics.js's (`/v1/b`) and the mobile libraries' (`/v1/import`). */
+const BATCH_ROUTES = ['/v1/batch', '/v1/b', '/v1/import'];
 
 /** Most events one `GET /history` returns. */
 const HISTORY_PAGE = 500;
@@ -51,33 +74,54 @@ const HEALTH_ROUTES = (readiness: Readiness): [string, Route][] => [
 ];
 
 /**
- * The collector's HTTP routes: the ingestion API (`/v1/batch`, `/v1/<call>`), audiences,
+ * The collector's HTTP routes: the ingestion API (`/v1/batch`, `/v1/b`, `/v1/import`,
+ * `/v1/<call>`, `/v1/<t|i|p|s|g|a>`) and a source's settings for analytics.js, audiences,
  * deletions, the live debugger (`/`, `/events`, `/history`, `/events/<id>`, replays) with its
  * sign-in (`/sign-in`, `/session`), and the health routes (`/healthz`, `/readyz`).
  */
 export function createHandler(context: ServerContext): RequestListener {
   // The sources by write key and by name, indexed again when a reload replaced the config.
   let indexed = { config: context.config, ...index(context.config) };
+  // `server` needs a restart: the proxies trusted stay those of the config the collector started with.
+  const proxies = new ProxyTrust(new AddressSet(context.config.server.trustProxy));
   const sources = () => (indexed.config === context.config ? indexed : (indexed = { config: context.config, ...index(context.config) }));
-  const ingest = (parse: (body: Buffer) => ReturnType<typeof parseBatch>): Route => ({
-    method: 'POST',
-    handle: async (req, res) => {
-      let source: SourceConfig | undefined;
-      try {
-        source = sources().writeKeys.sourceOf(req.headers);
-        const messages = parse(await readBody(req, LIMITS.batchBytes));
-        const from = source;
-        await context.router.accept(
-          messages.map((message) => ({ source: from, message, routes: routeMessage(from, message) })),
-          'api',
-        );
-      } catch (error) {
-        context.metrics.refused(source?.name, error instanceof AnalyticsError ? error.code : 'ERR_INTERNAL');
-        throw error;
-      }
-      sendJson(res, 200, { success: true });
+  // A route web pages may call: a preflight is answered, and every answer (errors too) is readable
+  // by a page of an origin some source allows, until the source is known and decides.
+  const crossOrigin = (route: Route): Route => ({
+    method: route.method,
+    handle: (req, res) => {
+      sources().cors.open(req, res);
+      return route.handle(req, res);
     },
+    preflight: (req, res) => sources().cors.preflight(req, res, route.method),
   });
+  const ingest = (parse: (parsed: unknown, arrival: Arrival) => Message[]): Route =>
+    crossOrigin({
+      method: 'POST',
+      handle: async (req, res) => {
+        let source: SourceConfig | undefined;
+        try {
+          const { writeKeys, cors } = sources();
+          // A key in the header is checked before the body is read; one in the body, once it is.
+          const fromHeader = req.headers.authorization === undefined ? undefined : writeKeys.sourceOf(req.headers);
+          const parsed = parseJson(await readBody(req, LIMITS.batchBytes));
+          const from = (source = fromHeader ?? writeKeys.sourceOfBody(parsed));
+          cors.check(req, res, from);
+          const receivedAt = Date.now();
+          const arrival: Arrival = { receivedAt, receivedIso: new Date(receivedAt).toISOString(), ip: proxies.clientAddress(req) };
+          const messages = parse(parsed, arrival);
+          await context.router.accept(
+            messages.map((message) => ({ source: from, message, routes: routeMessage(from, message) })),
+            'api',
+            receivedAt,
+          );
+        } catch (error) {
+          context.metrics.refused(source?.name, error instanceof AnalyticsError ? error.code : 'ERR_INTERNAL');
+          throw error;
+        }
+        sendJson(res, 200, { success: true });
+      },
+    });
 
   // The page and the routes that show data: only under the collector's own names (against DNS
   // rebinding), and only to readers.
@@ -114,15 +158,31 @@ export function createHandler(context: ServerContext): RequestListener {
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
     ['/metrics', live((_, res) => metrics(res, context.metrics))],
-    ['/v1/batch', ingest(parseBatch)],
-    // Each call type has a route of its own, `POST /v1/<type>`.
-    ...MESSAGE_TYPES.map((type): [string, Route] => [`/v1/${type}`, ingest((body) => [parseSingle(body, type)])]),
+    ...BATCH_ROUTES.map((path): [string, Route] => [path, ingest(parseBatch)]),
+    // Each call type has a route of its own, `POST /v1/<type>`, and analytics.js's `/v1/<letter>`.
+    ...[...MESSAGE_TYPES.map((type): [string, MessageType] => [`/v1/${type}`, type]), ...SHORT_ROUTES].map(
+      ([path, type]): [string, Route] => [path, ingest((parsed, arrival) => parseSingle(parsed, type, arrival))],
+    ),
     ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, sources().writeKeys.sourceOf(req.headers), context) }],
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
   ]);
 
-  // Routes with an id in the path: the detail view of an event, and a redelivery.
+  // Routes with an id in the path: the detail view of an event, a redelivery, and a source's settings.
   const withId: [RegExp, (id: string) => Route][] = [
+    [
+      /^\/v1\/projects\/([^/]+)\/settings$/,
+      (key) =>
+        crossOrigin({
+          method: 'GET',
+          handle: (req, res) => {
+            const { writeKeys, cors } = sources();
+            const source = writeKeys.find(decoded(key));
+            if (source === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', 'No source has this write key');
+            cors.check(req, res, source);
+            sendJson(res, 200, projectSettings(source, publicBase(req, context.config.server.publicUrl, proxies)), { 'cache-control': 'no-cache' });
+          },
+        }),
+    ],
     [
       /^\/events\/([\w-]+)$/,
       (id) =>
@@ -180,6 +240,7 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, options: { a
     const route = routeOf(pathname);
     const run = async () => {
       if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname}`);
+      if (req.method === 'OPTIONS' && route.preflight !== undefined) return route.preflight(req, res);
       if (req.method !== route.method && route !== options.anyMethod) {
         throw new RequestError(405, 'ERR_METHOD', `Expected ${route.method} ${pathname}, got ${req.method}`);
       }
@@ -198,7 +259,7 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, options: { a
       }
       const refused = error as RequestError;
       if (refused instanceof Unauthorized) headers['www-authenticate'] = refused.challenge;
-      if (refused.status === 405) headers.allow = route!.method;
+      if (refused.status === 405) headers.allow = route!.preflight === undefined ? route!.method : `${route!.method}, OPTIONS`;
       // A client still sending would see a reset instead of the 413: read (and drop) the rest.
       if (refused.status === 413 && !discardRest(req)) headers.connection = 'close';
       sendError(res, refused, headers);
@@ -206,8 +267,17 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, options: { a
   };
 }
 
-function index(config: CollectorConfig): { writeKeys: WriteKeys; bySource: Map<string, SourceConfig> } {
-  return { writeKeys: new WriteKeys(config.sources), bySource: new Map(config.sources.map((source) => [source.name, source])) };
+function index(config: CollectorConfig): { writeKeys: WriteKeys; bySource: Map<string, SourceConfig>; cors: Cors } {
+  return { writeKeys: new WriteKeys(config.sources), bySource: new Map(config.sources.map((source) => [source.name, source])), cors: new Cors(config.sources) };
+}
+
+/** A path segment as sent, `%`-escapes decoded; as it was when they do not decode. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** `GET /metrics`: the Prometheus text exposition. */

@@ -72,6 +72,7 @@ function renameTotalGauges(registry: Registry): void {
 export class CollectorMetrics {
   readonly #registry = new Registry();
   readonly #accepted: Counter<'source'>;
+  readonly #deduplicated: Counter<'source'>;
   readonly #refused: Counter<'source' | 'reason'>;
   readonly #deliveries: Counter<'source' | 'outcome'>;
   readonly #retries: Counter<'source'>;
@@ -83,6 +84,12 @@ export class CollectorMetrics {
     collectDefaultMetrics({ register: this.#registry });
     renameTotalGauges(this.#registry);
     this.#accepted = new Counter({ name: `${PREFIX}messages_accepted_total`, help: 'Messages recorded by the ingestion API, audiences, deletions and redeliveries.', labelNames: ['source'], registers });
+    this.#deduplicated = new Counter({
+      name: `${PREFIX}messages_deduplicated_total`,
+      help: 'Messages of the ingestion API answered 200 and forwarded nowhere: repeats of a messageId the source accepted within dedupe.window.',
+      labelNames: ['source'],
+      registers,
+    });
     this.#refused = new Counter({
       name: `${PREFIX}requests_refused_total`,
       help: 'Ingestion requests refused, nothing of them recorded; source is empty when the write key is not known.',
@@ -145,6 +152,11 @@ export class CollectorMetrics {
   /** `count` messages of `source` recorded. */
   accepted(source: string, count = 1): void {
     this.#accepted.inc({ source }, count);
+  }
+
+  /** `count` repeats of `source` (also counted as accepted) forwarded nowhere. */
+  deduplicated(source: string, count = 1): void {
+    this.#deduplicated.inc({ source }, count);
   }
 
   /** An ingestion request refused; `reason` is the error code answered, e.g. `ERR_VALIDATION`. */

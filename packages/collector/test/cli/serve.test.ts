@@ -28,13 +28,14 @@ describe.concurrent('help', () => {
   it('serve --help describes every flag and the config file', async () => {
     const { code, stdout } = await runCli(['serve', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"readToken"', '"delivery"', '"server"', '"queue"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
+    for (const flag of ['--config FILE', '--port N', '--host H', '--data-dir DIR', '--store URL', '-h, --help', '"sources"', '"adminToken"', '"readToken"', '"delivery"', '"server"', '"queue"', '"dedupe"', '"allowedHosts"', '"historyEvents"', '"store"', '"postgres"', 'or: batched-analytics-collector']) {
       expect(stdout).toContain(flag);
     }
     // Every limit with its default.
     expect(stdout).toContain('"postgres": { "connectTimeout": 3000, "startTimeout": 60000, "statementTimeout": 3000,');
     expect(stdout).toContain('"queryTimeout": 4000, "idleInTransactionTimeout": 5000 }');
-    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000, "heapTarget": 192 }');
+    expect(stdout).toContain('"drainDelay": 5000, "sessionLifetime": 43200000, "heapTarget": 192,');
+    for (const option of ['"publicUrl"', '"trustProxy"', '"allowedOrigins"']) expect(stdout).toContain(option);
     expect(stdout).toContain('GET /healthz');
   });
 });

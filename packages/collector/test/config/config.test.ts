@@ -23,17 +23,29 @@ describe('parseConfig', () => {
       sharedSecret: ['new-secret', 'old-secret'],
       standardWebhooks: { secrets: [newSecret(), newSecret()] },
     };
+    // Kept as given: a public URL without a trailing slash, addresses and CIDRs of both families.
+    const server = {
+      headersTimeout: 2_000,
+      requestTimeout: 5_000,
+      maxConnections: 50,
+      drainDelay: 0,
+      sessionLifetime: 3_600_000,
+      heapTarget: 0,
+      publicUrl: 'https://collect.example.com/analytics',
+      trustProxy: ['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1'],
+    };
     const input = {
       adminToken: 'secret-token-0123456789',
       readToken: 'reader-token-0123456789',
       sources: [
         source({ destinations: { Webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } } }),
-        { name: 'bare', writeKey: 'wk_bare' },
+        { name: 'bare', writeKey: 'wk_bare', allowedOrigins: ['https://shop.example.com', 'http://localhost:3000'] },
         { name: 'rotating', writeKey: 'wk_rot', destinations: { Webhooks: rotating } },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000, heapTarget: 0 },
+      server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
+      dedupe: { window: 3_600_000 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -44,12 +56,13 @@ describe('parseConfig', () => {
       readToken: 'reader-token-0123456789',
       sources: [
         { name: 'web', writeKey: 'wk_web', webhooks: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-Env': 'dev' } }], sharedSecret: 's' } },
-        { name: 'bare', writeKey: 'wk_bare' },
+        { name: 'bare', writeKey: 'wk_bare', allowedOrigins: ['https://shop.example.com', 'http://localhost:3000'] },
         { name: 'rotating', writeKey: 'wk_rot', webhooks: rotating },
       ],
       delivery: { timeout: 100, retryWindow: 0, minRetryDelay: 5, maxRetryDelay: 5, maxRequestsPerUrl: 8, breakerThreshold: 2 },
-      server: { headersTimeout: 2_000, requestTimeout: 5_000, maxConnections: 50, drainDelay: 0, sessionLifetime: 3_600_000, heapTarget: 0 },
+      server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
+      dedupe: { window: 3_600_000 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -61,6 +74,11 @@ describe('parseConfig', () => {
     const config = parseConfig({ sources: [source()] });
     expect(config.server).toMatchObject({ drainDelay: 5_000, sessionLifetime: 43_200_000, heapTarget: 192 });
     expect(config.postgres.startTimeout).toBe(60_000);
+  });
+
+  it('remembers each source\'s messageIds for 24 h by default, 0 to 30 days', () => {
+    expect(parseConfig({ sources: [source()] }).dedupe).toEqual({ window: 86_400_000 });
+    expect(parseConfig({ sources: [source()], dedupe: { window: 0 } }).dedupe).toEqual({ window: 0 });
   });
 
   it('claims deliveries for 30 s at a time, polls every second, and holds at most 10,000 at once by default', () => {
@@ -80,11 +98,22 @@ describe('parseConfig', () => {
 
   it('bounds slow clients by default: 10 s for headers, 30 s for a whole request, 1,000 connections', () => {
     expect(parseConfig({ sources: [source()] })).toMatchObject({ server: { headersTimeout: 10_000, requestTimeout: 30_000, maxConnections: 1_000 }, allowedHosts: [], historyEvents: 10_000 });
+    // No proxy is trusted, the settings name the collector as each request reached it, and any origin may send.
+    const defaults = parseConfig({ sources: [source()] });
+    expect(defaults.server.trustProxy).toEqual([]);
+    expect(defaults.server.publicUrl).toBeUndefined();
+    expect(defaults.sources[0]!.allowedOrigins).toBeUndefined();
+  });
+
+  it('keeps a public URL without its trailing slash, and origins as browsers send them', () => {
+    const config = parseConfig({ sources: [source({ allowedOrigins: ['https://shop.example.com'] })], server: { publicUrl: 'https://collect.example.com/' } });
+    expect(config.server.publicUrl).toBe('https://collect.example.com');
+    expect(config.sources[0]!.allowedOrigins).toEqual(['https://shop.example.com']);
   });
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `dedupe`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
     [{ sources: [source()], postgres: 'fast' }, 'postgres', 'Expected `postgres` to be an object, got `"fast"` (string)'],
     [
       { sources: [source()], postgres: { connectionTimeout: 1_000 } },
@@ -106,6 +135,9 @@ describe('parseConfig', () => {
     [{ sources: [source()], historyEvents: 100 }, 'historyEvents', 'Expected `historyEvents` to be an integer >= 200, got `100` (number)'],
     [{ sources: [source()], queue: { lease: 50 } }, 'queue.lease', 'Expected `queue.lease` to be an integer >= 100, got `50` (number)'],
     [{ sources: [source()], queue: { maxInFlight: 100_001 } }, 'queue.maxInFlight', 'Expected `queue.maxInFlight` to be at most 100000, got `100001`'],
+    [{ sources: [source()], dedupe: { window: -1 } }, 'dedupe.window', 'Expected `dedupe.window` to be an integer >= 0, got `-1` (number)'],
+    [{ sources: [source()], dedupe: { window: 2_592_000_001 } }, 'dedupe.window', 'Expected `dedupe.window` to be at most 2592000000, got `2592000001`'],
+    [{ sources: [source()], dedupe: { windowMs: 5 } }, 'dedupe.windowMs', 'Expected `dedupe` to have only `window`, got `windowMs`'],
     [{ sources: [source()], queue: { poll: 5 } }, 'queue.poll', 'Expected `queue` to have only `lease`, `pollInterval`, `maxInFlight`, got `poll`'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
     [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],
@@ -114,7 +146,7 @@ describe('parseConfig', () => {
       'server.requestTimeout',
       'Expected `server.requestTimeout` to be >= `server.headersTimeout` (5000), got `1000`',
     ],
-    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, `heapTarget`, got `maxConnection`: did you mean `maxConnections`?'],
+    [{ sources: [source()], server: { maxConnection: 5 } }, 'server.maxConnection', 'Expected `server` to have only `headersTimeout`, `requestTimeout`, `maxConnections`, `drainDelay`, `sessionLifetime`, `heapTarget`, `publicUrl`, `trustProxy`, got `maxConnection`: did you mean `maxConnections`?'],
     [{ sources: [source()], server: { drainDelay: 120_000 } }, 'server.drainDelay', 'Expected `server.drainDelay` to be at most 60000, got `120000`'],
     [{ sources: [source()], server: { heapTarget: -1 } }, 'server.heapTarget', 'Expected `server.heapTarget` to be an integer >= 0, got `-1` (number)'],
     [{ sources: [source()], server: { sessionLifetime: 1_000 } }, 'server.sessionLifetime', 'Expected `server.sessionLifetime` to be an integer >= 60000, got `1000` (number)'],
@@ -143,6 +175,17 @@ describe('parseConfig', () => {
     ],
     [{ sources: [source()], adminToken: 'token-with-tail\n' }, 'adminToken', 'Expected `adminToken` to be visible ASCII characters without spaces (a bearer token), got `"token-with-tail\\n"` (string)'],
     // The basic-auth user ends at the first colon: such a key could never be matched.
+    [{ sources: [source()], server: { publicUrl: 'collect.example.com' } }, 'server.publicUrl', 'Expected `server.publicUrl` to be an http or https URL without credentials, query or fragment, like "https://collect.example.com", got `"collect.example.com"` (string)'],
+    [{ sources: [source()], server: { publicUrl: 'https://collect.example.com/?a=1' } }, 'server.publicUrl', 'Expected `server.publicUrl` to be an http or https URL without credentials, query or fragment, like "https://collect.example.com", got `"https://collect.example.com/?a=1"` (string)'],
+    [{ sources: [source()], server: { trustProxy: '10.0.0.1' } }, 'server.trustProxy', 'Expected `server.trustProxy` to be an array of addresses or CIDRs, got `"10.0.0.1"` (string)'],
+    [{ sources: [source()], server: { trustProxy: ['10.0.0.0/33'] } }, 'server.trustProxy[0]', 'Expected `server.trustProxy[0]` to be an IP address or a CIDR, like "10.0.0.1", "10.0.0.0/8" or "fd00::/8", got `"10.0.0.0/33"` (string)'],
+    [{ sources: [source()], server: { trustProxy: ['::1', 'proxy.internal'] } }, 'server.trustProxy[1]', 'Expected `server.trustProxy[1]` to be an IP address or a CIDR, like "10.0.0.1", "10.0.0.0/8" or "fd00::/8", got `"proxy.internal"` (string)'],
+    [{ sources: [source({ allowedOrigins: 'https://a.example' })] }, 'sources[0].allowedOrigins', 'Expected `sources[0].allowedOrigins` to be an array of origins, got `"https://a.example"` (string)'],
+    [
+      { sources: [source({ allowedOrigins: ['https://a.example/'] })] },
+      'sources[0].allowedOrigins[0]',
+      'Expected `sources[0].allowedOrigins[0]` to be an origin (scheme, host and port, no path or trailing slash), like "https://shop.example.com", got `"https://a.example/"` (string)',
+    ],
     [{ sources: [source({ writeKey: 'wk:web' })] }, 'sources[0].writeKey', 'Expected `sources[0].writeKey` to have no `:` (clients send it as the basic-auth user, which ends at the first colon), got `"wk:web"` (string)'],
     [{ sources: [source({ writeKey: 'wk\tweb' })] }, 'sources[0].writeKey', 'Expected `sources[0].writeKey` to have no control characters, got `"wk\\tweb"` (string)'],
     [{ sources: [source({ name: 3 })] }, 'sources[0].name', 'Expected `sources[0].name` to be a non-empty string, got `3` (number)'],

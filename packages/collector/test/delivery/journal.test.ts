@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type JournalOptions, JournalStore } from '../../src/delivery/journal.js';
 import { tempDir } from '../../../../test/helpers/collector.js';
 import type { Delivery } from '../../src/delivery/store.js';
@@ -8,7 +8,7 @@ import { delivery, storeContract } from './store-contract.js';
 
 storeContract('JournalStore', async () => {
   const temp = tempDir();
-  return { make: () => new JournalStore(path.join(temp.dir, 'data')), remove: temp.remove };
+  return { make: (options) => new JournalStore(path.join(temp.dir, 'data'), options), remove: temp.remove };
 });
 
 let temp: ReturnType<typeof tempDir>;
@@ -150,5 +150,53 @@ describe('JournalStore', () => {
 
     writeFileSync(path.join(temp.dir, 'data', 'lock'), '2147483646');
     await expect(store().open()).resolves.toEqual({ pending: 0 });
+  });
+
+  describe('the ids it de-duplicates on (seen-*.bin)', () => {
+    const seenFiles = () => readdirSync(data()).filter((name) => /^seen-\d{8}\.bin$/.test(name)).sort();
+    const arrival = (messageId: string) => ({ source: 'web', messageId });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('remembers the ids before a record cut short by a crash, and appends after it in a new file', async () => {
+      const first = store();
+      await first.open();
+      await first.ingest([arrival('a'), arrival('b')]);
+      await first.close();
+      // A crash in the middle of the next record: half of it reached the disk.
+      const [file] = seenFiles();
+      appendFileSync(path.join(data(), file!), Buffer.alloc(7, 0xab));
+      const second = store();
+      await second.open();
+      expect((await second.ingest([arrival('a'), arrival('b'), arrival('c')])).repeats.map((at) => at !== undefined)).toEqual([true, true, false]);
+      await second.close();
+      const third = store();
+      await third.open();
+      expect((await third.ingest([arrival('c')])).repeats[0]).toBeTypeOf('number');
+    });
+
+    it('starts a new file every eighth of the window and deletes a file once all its ids are older than the window', async () => {
+      vi.useFakeTimers({ toFake: ['Date'], now: 1_700_000_000_000 });
+      const opened = store({ dedupeWindow: 8_000 });
+      await opened.open();
+      await opened.ingest([arrival('t0')]);
+      vi.setSystemTime(1_700_000_001_500);
+      await opened.ingest([arrival('t1')]);
+      expect(seenFiles()).toHaveLength(2);
+      vi.setSystemTime(1_700_000_008_000);
+      await opened.ingest([arrival('t2')]);
+      // The first file's only id is 8 s old: out of the window, so is the file.
+      expect(seenFiles()).toHaveLength(2);
+      expect((await opened.ingest([arrival('t1')])).repeats[0]).toBe(1_700_000_001_500);
+      expect((await opened.ingest([arrival('t0')])).repeats[0]).toBeUndefined();
+    });
+
+    it('writes no file with a window of 0', async () => {
+      const opened = store({ dedupeWindow: 0 });
+      await opened.open();
+      await opened.ingest([arrival('z'), arrival('z')]);
+      expect(seenFiles()).toEqual([]);
+    });
   });
 });

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore, type PostgresStoreOptions } from '../../src/delivery/postgres/store.js';
+import { MIGRATIONS } from '../../src/delivery/postgres/schema.js';
 import { StoreUnavailableError } from '../../src/delivery/store.js';
 import { lateness } from '../../../../test/helpers/timing.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
@@ -16,7 +17,7 @@ storeContract(
   'PostgresStore',
   async () => {
     const url = await cluster().createDatabase();
-    return { make: () => new PostgresStore(url), remove: () => undefined };
+    return { make: (options) => new PostgresStore(url, options), remove: () => undefined };
   },
   POSTGRES_SKIP,
 );
@@ -36,7 +37,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await Promise.all(three.map((s) => s.open()))).toEqual([{ pending: 0 }, { pending: 0 }, { pending: 0 }]);
     await three[0]!.accept([delivery('p0')]);
     expect((await three[2]!.claim(10, 60_000)).map((held) => held.delivery.id)).toEqual(['p0']);
-    expect(await sql(url, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(await sql(url, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
   });
 
   it('refuses a database migrated by a newer collector', async () => {
@@ -293,5 +294,31 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
       expect(() => new PostgresStore(bad)).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', option: 'connectionString' }));
     }
     expect(new PostgresStore('postgresql://u@h:5432/db')).toBeInstanceOf(PostgresStore);
+  });
+
+  it('upgrades a database of schema version 3 in place: its pending deliveries kept, message ids remembered from then on', async () => {
+    const url = await cluster().createDatabase();
+    await sql(url, 'CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    for (const migration of MIGRATIONS.filter(({ version }) => version <= 3)) {
+      await sql(url, migration.sql);
+      await sql(url, 'INSERT INTO schema_version (version) VALUES ($1)', [migration.version]);
+    }
+    await sql(url, `INSERT INTO deliveries (id, source, message, message_id, type, body, received_at) VALUES ('old', 'web', '{}', 'm-old', 'track', '{}', 1)`);
+    const upgraded = store(url);
+    expect(await upgraded.open()).toEqual({ pending: 1 });
+    const arrival = { ...delivery('new'), id: 'new' };
+    expect((await upgraded.ingest([{ source: 'web', messageId: 'm-new', delivery: arrival }])).repeats).toEqual([undefined]);
+    expect((await upgraded.ingest([{ source: 'web', messageId: 'm-new', delivery: { ...arrival, id: 'again' } }])).repeats[0]).toBeTypeOf('number');
+    expect((await sql(url, 'SELECT id FROM deliveries ORDER BY id')).map((row) => row.id)).toEqual(['new', 'old']);
+  });
+
+  it('deletes message ids older than the window in its sweeps, and keeps the others', async () => {
+    const url = await cluster().createDatabase();
+    const swept = store(url, { dedupeWindow: 60_000, sweepEvery: 50 });
+    await swept.open();
+    const now = Date.now();
+    await sql(url, `INSERT INTO message_ids (source, message_id, accepted_at) SELECT 'web', 'old-' || n, $1 FROM generate_series(1, 12000) AS n`, [now - 61_000]);
+    await swept.ingest([{ source: 'web', messageId: 'recent' }]);
+    await expect.poll(async () => (await sql(url, 'SELECT message_id FROM message_ids')).map((row) => row.message_id), { timeout: 10_000, interval: 50 }).toEqual(['recent']);
   });
 });

@@ -1,13 +1,16 @@
 // The `Store` contract: what the collector relies on from any store. Every implementation runs it
 // (test/collector/journal.test.ts, test/collector/postgres-store.test.ts).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Claimed, Delivery, Store } from '../../src/delivery/store.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Arrival, Claimed, Delivery, Store } from '../../src/delivery/store.js';
 import { type AudienceState, type Message, prepareWebhook } from 'batched-analytics/internal';
 
 /** Where a store keeps its data: fresh and empty for each test. */
 export interface StorePlace {
-  /** A new store on this place's data, not yet opened: two made one after the other see the same data. */
-  make(): Store;
+  /**
+   * A new store on this place's data, not yet opened: two made one after the other see the same data.
+   * @param options.dedupeWindow the store's de-duplication window, in ms; @default the store's
+   */
+  make(options?: { dedupeWindow?: number }): Store;
   remove(): Promise<void> | void;
 }
 
@@ -45,15 +48,15 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       await Promise.all(made.splice(0).map((store) => store.close()));
       await current.remove();
     });
-    const store = (): Store => {
-      const created = current.make();
+    const store = (options?: { dedupeWindow?: number }): Store => {
+      const created = current.make(options);
       made.push(created);
       return created;
     };
     /** Closes `first` and opens a new store on the same data: what a restart recovers. */
-    const reopen = async (first: Store) => {
+    const reopen = async (first: Store, options?: { dedupeWindow?: number }) => {
       await first.close();
-      const second = store();
+      const second = store(options);
       return { second, snapshot: await second.open() };
     };
 
@@ -61,6 +64,81 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
     const due = (opened: Store, limit = 1_000) => opened.claim(limit, 60_000);
     const ids = (claimed: readonly Claimed[]) => claimed.map((held) => held.delivery.id);
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    describe('de-duplication (ingest)', () => {
+      /** An arrival of `message(id)` in `source`, forwarded unless `forwarded` is false. */
+      const arrival = (id: string, source = 'web', forwarded = true): Arrival => {
+        const made = { ...delivery(`${id}@${source}#${Math.random()}`), source };
+        made.message = message(id);
+        return { source, messageId: `m-${id}`, delivery: forwarded ? made : undefined };
+      };
+      const messageIds = (claimed: readonly Claimed[]) => claimed.map((held) => (held.delivery.message as { messageId: string }).messageId);
+      afterEach(() => {
+        vi.useRealTimers();
+      });
+
+      it('records a messageId once per source: a repeat in the same call, in a later call or after a reopen is not recorded and says when the first was accepted', async () => {
+        vi.useFakeTimers({ toFake: ['Date'], now: 1_700_000_000_000 });
+        const first = store();
+        await first.open();
+        const once = await first.ingest([arrival('a'), arrival('b'), arrival('a'), arrival('a', 'app')]);
+        expect(once.repeats).toEqual([undefined, undefined, 1_700_000_000_000, undefined]);
+        vi.setSystemTime(1_700_000_005_000);
+        expect((await first.ingest([arrival('b'), arrival('c')])).repeats).toEqual([1_700_000_000_000, undefined]);
+
+        const { second } = await reopen(first);
+        vi.setSystemTime(1_700_000_009_000);
+        expect((await second.ingest([arrival('c'), arrival('a', 'app'), arrival('d')])).repeats).toEqual([1_700_000_005_000, 1_700_000_000_000, undefined]);
+        const claimed = await due(second);
+        expect(claimed.map((held) => `${held.delivery.source}:${(held.delivery.message as { messageId: string }).messageId}`).sort()).toEqual(
+          ['web:m-a', 'web:m-b', 'app:m-a', 'web:m-c', 'web:m-d'].sort(),
+        );
+      });
+
+      it('claims the ids of messages forwarded nowhere too, and claims for the caller the first deliveries recorded', async () => {
+        const opened = store();
+        await opened.open();
+        const taken = await opened.ingest([arrival('x', 'web', false), arrival('y'), arrival('y'), arrival('z')], { claim: 1, lease: 60_000 });
+        expect(messageIds(taken.claimed)).toEqual(['m-y']);
+        expect(taken.repeats.map((at) => at !== undefined)).toEqual([false, false, true, false]);
+        expect((await opened.ingest([arrival('x')])).repeats[0]).toBeTypeOf('number');
+        expect(messageIds(await due(opened))).toEqual(['m-z']);
+      });
+
+      it('records one of two concurrent acceptances of the same messageId', async () => {
+        const opened = store();
+        await opened.open();
+        const both = await Promise.all([opened.ingest([arrival('same'), arrival('own-1')]), opened.ingest([arrival('same'), arrival('own-2')])]);
+        expect(both.map(({ repeats }) => repeats[0] === undefined).sort()).toEqual([false, true]);
+        expect(messageIds(await due(opened)).sort()).toEqual(['m-own-1', 'm-own-2', 'm-same']);
+      });
+
+      it('forgets an id once the window has passed, also across a reopen', async () => {
+        vi.useFakeTimers({ toFake: ['Date'], now: 1_700_000_000_000 });
+        const first = store({ dedupeWindow: 1_000 });
+        await first.open();
+        await first.ingest([arrival('w')]);
+        vi.setSystemTime(1_700_000_000_999);
+        expect((await first.ingest([arrival('w')])).repeats).toEqual([1_700_000_000_000]);
+        vi.setSystemTime(1_700_000_001_000);
+        expect((await first.ingest([arrival('w')])).repeats).toEqual([undefined]);
+        vi.setSystemTime(1_700_000_001_500);
+        const { second } = await reopen(first, { dedupeWindow: 1_000 });
+        expect((await second.ingest([arrival('w')])).repeats).toEqual([1_700_000_001_000]);
+        vi.setSystemTime(1_700_000_002_001);
+        expect((await second.ingest([arrival('w')])).repeats).toEqual([undefined]);
+        expect(messageIds(await due(second))).toEqual(['m-w', 'm-w', 'm-w']);
+      });
+
+      it('with a window of 0 records every arrival and remembers nothing', async () => {
+        const first = store({ dedupeWindow: 0 });
+        await first.open();
+        expect((await first.ingest([arrival('o'), arrival('o')])).repeats).toEqual([undefined, undefined]);
+        const { second } = await reopen(first);
+        expect((await second.ingest([arrival('o')])).repeats).toEqual([undefined]);
+        expect(messageIds(await due(second))).toEqual(['m-o', 'm-o', 'm-o']);
+      });
+    });
 
     it('hands out, after a reopen, every accepted delivery in the order accepted, with its webhook as fixed at acceptance', async () => {
       const first = store();

@@ -176,7 +176,8 @@ export const SCRIPT = `
       el('pre', { class: 'headers' }, Object.entries(r.headers).map(([k, v]) => k + ': ' + v).join('\\n'))));
     body.replaceChildren(
       el('p', {}, el('span', { class: 'badge', 'data-status': view.status }, view.status), ' ', view.source, ' · ', view.message.type, ' ', summary(view.message),
-        view.replayOf ? el('span', { class: 'note' }, 'sent again from event ' + view.replayOf) : undefined),
+        view.replayOf ? el('span', { class: 'note' }, 'sent again from event ' + view.replayOf) : undefined,
+        view.duplicateOf ? el('span', { class: 'note' }, 'a duplicate of the message first accepted at ' + new Date(view.duplicateOf.firstAcceptedAt).toLocaleString() + ': not forwarded') : undefined),
       el('h2', {}, 'Accepted message'), el('pre', { class: 'message' }, JSON.stringify(view.message, null, 2)),
       ...(d.body === undefined ? [el('p', {}, 'Not forwarded: no webhook request was made.')] : [
         el('h2', {}, 'Body sent (exact bytes)'), el('pre', { class: 'sent-body' }, d.body),

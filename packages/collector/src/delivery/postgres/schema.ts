@@ -39,6 +39,12 @@ interface Migration {
  * spares the server parsing it), appended, never updated, so `seq` tells the processes following
  * it what is new. An event's current state is its row with the highest `seq`.
  * `written_by` names the process that wrote it, so that one does not read its own states back.
+ *
+ * `message_ids` is the de-duplication's memory: one row per source and `messageId` accepted within
+ * the window, claimed by the acceptance's transaction (its primary key makes two collectors
+ * accepting the same message at once wait for each other, and only one records it), with
+ * `accepted_at` in ms since the epoch by the accepting collector's clock; the sweep deletes rows
+ * older than the window through the index on it.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -94,6 +100,17 @@ export const MIGRATIONS: readonly Migration[] = [
           SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= now()
           ORDER BY next_attempt_at, seq LIMIT n FOR UPDATE SKIP LOCKED
         $$;`,
+  },
+  {
+    version: 4,
+    sql: `
+      CREATE TABLE message_ids (
+        source text NOT NULL,
+        message_id text NOT NULL,
+        accepted_at bigint NOT NULL,
+        PRIMARY KEY (source, message_id)
+      );
+      CREATE INDEX message_ids_accepted ON message_ids (accepted_at);`,
   },
 ];
 

@@ -2,11 +2,12 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { report } from '../../config/report.js';
-import type { AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Outcome, Store, StoreSnapshot } from '../store.js';
+import type { Arrival, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
+import { DEDUPE_DEFAULTS } from '../../config/config.js';
 import type { EventHistory } from '../../debugger/history.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
-import { SettledSweeper } from './retention.js';
+import { Sweeper } from './retention.js';
 import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';
 import { ChannelListener } from './channel-listener.js';
@@ -118,6 +119,23 @@ const PENDING = `SELECT count(*)::integer AS pending FROM deliveries WHERE statu
 /** Read from the partial index of pending rows; `received_at` is the webhook's `receivedAt`. */
 const BACKLOG = `SELECT count(*)::integer AS pending, min(received_at)::float8 AS oldest_at FROM deliveries WHERE status = 'pending'`;
 
+/**
+ * Claims the message ids of an acceptance (`$1`: a JSON array of distinct `[source, messageId]`,
+ * sorted, so that two acceptances sharing ids lock them in one order and never deadlock), accepted
+ * at `$2`: a row older than `$3` (out of the window, not yet swept) is taken over.
+ * @returns the ids claimed; the others are repeats.
+ */
+const CLAIM_IDS = `
+  INSERT INTO message_ids AS m (source, message_id, accepted_at)
+  SELECT a->>0, a->>1, $2 FROM json_array_elements($1::json) WITH ORDINALITY AS t(a, n) ORDER BY n
+  ON CONFLICT (source, message_id) DO UPDATE SET accepted_at = excluded.accepted_at WHERE m.accepted_at < $3
+  RETURNING m.source, m.message_id`;
+
+/** When the repeats among `$1` (as in CLAIM_IDS) were first accepted. */
+const FIRST_ACCEPTED = `
+  SELECT m.source, m.message_id, m.accepted_at::float8 AS accepted_at
+  FROM message_ids AS m JOIN json_array_elements($1::json) AS t(a) ON m.source = a->>0 AND m.message_id = a->>1`;
+
 /** Serialises the syncs of one audience across processes, for the length of the transaction. */
 const LOCK_AUDIENCE = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 const READ_AUDIENCE = 'SELECT state FROM audiences WHERE source = $1 AND name = $2';
@@ -154,9 +172,15 @@ export interface PostgresStoreOptions extends Partial<PostgresTimeouts> {
    * @default 60000 (1 min)
    */
   sweepEvery?: number;
+  /**
+   * How long, in ms, a source's `messageId` is remembered for {@link PostgresStore.ingest} (rows of
+   * `message_ids`, removed by the sweep once older). 0: off.
+   * @default 86400000 (24 h)
+   */
+  dedupeWindow?: number;
 }
 
-export const POSTGRES_DEFAULTS = { keepSettledFor: 0, sweepEvery: 60_000 } as const;
+export const POSTGRES_DEFAULTS = { keepSettledFor: 0, sweepEvery: 60_000, dedupeWindow: DEDUPE_DEFAULTS.window } as const;
 
 interface DeliveryRow {
   id: string;
@@ -195,16 +219,16 @@ export class PostgresStore implements Store {
   #pg: typeof import('pg').default | undefined;
   #pool: Pool | undefined;
   #listener: ChannelListener | undefined;
-  readonly #retention: { keepFor: number; every: number };
+  readonly #retention: { keepSettledFor: number; dedupeWindow: number; every: number };
   readonly #timeouts: PostgresTimeouts;
   readonly #sockets = new Sockets();
-  #sweeper: SettledSweeper | undefined;
+  #sweeper: Sweeper | undefined;
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
   readonly #running = new InProgress();
   readonly #retries = new GroupCommit<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
   readonly #settles = new GroupCommit<[...Held, outcome: Outcome], boolean>(
-    (items) => this.#grouped(this.#retention.keepFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
+    (items) => this.#grouped(this.#retention.keepSettledFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
     { linger: SETTLE_LINGER, most: SETTLE_MOST },
   );
   readonly #workListeners = new Set<() => void>();
@@ -218,7 +242,8 @@ export class PostgresStore implements Store {
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
     this.#connectionString = postgresUrl('connectionString', connectionString);
     this.#retention = {
-      keepFor: integer('keepSettledFor', options.keepSettledFor ?? POSTGRES_DEFAULTS.keepSettledFor, 0),
+      keepSettledFor: integer('keepSettledFor', options.keepSettledFor ?? POSTGRES_DEFAULTS.keepSettledFor, 0),
+      dedupeWindow: integer('dedupeWindow', options.dedupeWindow ?? POSTGRES_DEFAULTS.dedupeWindow, 0),
       every: integer('sweepEvery', options.sweepEvery ?? POSTGRES_DEFAULTS.sweepEvery, 1),
     };
     const timeouts = { ...POSTGRES_TIMEOUTS };
@@ -253,7 +278,7 @@ export class PostgresStore implements Store {
         (error) => this.#describe(error),
       );
       await this.#listener.start();
-      if (this.#retention.keepFor > 0) this.#sweeper = new SettledSweeper(pool, { ...this.#retention, describe: (error) => this.#describe(error) });
+      this.#sweeper = new Sweeper(pool, { ...this.#retention, describe: (error) => this.#describe(error) });
       log('collector: PostgreSQL store opened: %d pending', rows[0]!.pending);
       return { pending: rows[0]!.pending };
     } catch (error) {
@@ -274,6 +299,38 @@ export class PostgresStore implements Store {
 
   accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
     return this.#run((pool) => this.#insert(pool, deliveries, options));
+  }
+
+  /** The ids and the deliveries of the arrivals that are not repeats are inserted in one transaction. */
+  ingest(arrivals: readonly Arrival[], options?: ClaimOptions): Promise<Ingested> {
+    const window = this.#retention.dedupeWindow;
+    if (window === 0) return this.accept(arrivals.flatMap(({ delivery }) => delivery ?? []), options).then((claimed) => ({ claimed, repeats: arrivals.map(() => undefined) }));
+    return this.#run((pool) =>
+      transaction(pool, async (client) => {
+        const at = Date.now();
+        // Each id once, the first arrival carrying it: the later ones in the same call are repeats of it.
+        const firstOf = new Map<string, number>();
+        arrivals.forEach(({ source, messageId }, index) => {
+          const key = JSON.stringify([source, messageId]);
+          if (!firstOf.has(key)) firstOf.set(key, index);
+        });
+        const keys = JSON.stringify([...firstOf.keys()].sort().map((key) => JSON.parse(key) as [string, string]));
+        const { rows } = await client.query<{ source: string; message_id: string }>(CLAIM_IDS, [keys, at, at - window + 1]);
+        const claimedIds = new Set(rows.map((row) => JSON.stringify([row.source, row.message_id])));
+        const firstAt = new Map<string, number>();
+        if (claimedIds.size < firstOf.size) {
+          const earlier = await client.query<{ source: string; message_id: string; accepted_at: number }>(FIRST_ACCEPTED, [keys]);
+          for (const row of earlier.rows) firstAt.set(JSON.stringify([row.source, row.message_id]), row.accepted_at);
+        }
+        const repeats = arrivals.map(({ source, messageId }, index) => {
+          const key = JSON.stringify([source, messageId]);
+          if (firstOf.get(key) !== index) return claimedIds.has(key) ? at : (firstAt.get(key) ?? at);
+          return claimedIds.has(key) ? undefined : (firstAt.get(key) ?? at);
+        });
+        const deliveries = arrivals.flatMap(({ delivery }, index) => (delivery === undefined || repeats[index] !== undefined ? [] : [delivery]));
+        return { claimed: await this.#insert(client, deliveries, options), repeats };
+      }),
+    );
   }
 
   syncAudience<P extends AudiencePlan>(

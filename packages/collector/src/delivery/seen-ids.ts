@@ -1,0 +1,124 @@
+import { messageOf } from 'batched-analytics/internal';
+import { report } from '../config/report.js';
+import { type MessageKey, messageKey } from './message-key.js';
+import { encodeSeen, RECORD_BYTES, SeenLog } from './seen-log.js';
+import { SeenTable } from './seen-table.js';
+import { type Arrival, StoreUnavailableError } from './store.js';
+
+/** What one acceptance claimed: which arrivals were repeats, and how to end the claim. */
+export interface SeenClaim {
+  /** Per arrival: when its id was first accepted, when it is a repeat. */
+  repeats: (number | undefined)[];
+  /** The acceptance is durable: its ids are written (a failure is reported, not thrown: the messages are safe). */
+  commit(): Promise<void>;
+  /** The acceptance failed: its ids are not remembered, and the repeats waiting on them fail too. */
+  abandon(error: unknown): void;
+  /**
+   * Resolves once the first acceptances of this claim's repeats are durable.
+   * @throws {StoreUnavailableError} when one of them failed: the repeat was not recorded either.
+   */
+  firsts(): Promise<void>;
+}
+
+/** An acceptance whose ids are claimed and not yet durable: its repeats wait for it. */
+interface InFlight {
+  done: Promise<void>;
+}
+
+/**
+ * The journal's de-duplication: the ids of each source accepted within the window, in a
+ * {@link SeenTable} in memory, rebuilt at open from the {@link SeenLog} on disk. A claim is taken in
+ * the table at once, so of two concurrent acceptances of one id only the first records it; the
+ * second waits until the first is durable (the collector never answers 200 for a repeat of
+ * something that is then lost), and fails with it.
+ */
+export class SeenIds {
+  readonly #window: number;
+  readonly #table: SeenTable;
+  readonly #log: SeenLog;
+  /** Acceptances in flight by the keys they claimed (`hi:lo`). */
+  readonly #inFlight = new Map<string, InFlight>();
+
+  private constructor(window: number, log: SeenLog, table: SeenTable) {
+    this.#window = window;
+    this.#log = log;
+    this.#table = table;
+  }
+
+  /** Reads the ids remembered in `dir` (which exists) within `window` ms. */
+  static async open(dir: string, window: number): Promise<SeenIds> {
+    const table = new SeenTable();
+    const since = Date.now() - window + 1;
+    const log = await SeenLog.open(dir, window, (key, at) => void table.claim(key, at, since));
+    return new SeenIds(window, log, table);
+  }
+
+  /** Bytes the table in memory takes. */
+  get bytes(): number {
+    return this.#table.bytes;
+  }
+
+  /** Claims the arrivals' ids, accepted now. */
+  claim(arrivals: readonly Arrival[]): SeenClaim {
+    const at = Date.now();
+    // Accepted `window` ms ago or more: forgotten.
+    const since = at - this.#window + 1;
+    const repeats = new Array<number | undefined>(arrivals.length);
+    const records = Buffer.allocUnsafe(arrivals.length * RECORD_BYTES);
+    const claimed: MessageKey[] = [];
+    const waits = new Set<InFlight>();
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const mine: InFlight = { done: new Promise<void>((yes, no) => ((resolve = yes), (reject = no))) };
+    // Nobody may be waiting: a failure is also thrown to the acceptance itself.
+    mine.done.catch(() => undefined);
+    arrivals.forEach(({ source, messageId }, index) => {
+      const key = messageKey(this.#log.seed, source, messageId, { hi: 0, lo: 0 });
+      const first = this.#table.claim(key, at, since);
+      repeats[index] = first;
+      const name = `${key.hi}:${key.lo}`;
+      if (first !== undefined) {
+        const earlier = this.#inFlight.get(name);
+        if (earlier !== undefined && earlier !== mine) waits.add(earlier);
+        return;
+      }
+      encodeSeen(key, at, records, claimed.length * RECORD_BYTES);
+      claimed.push(key);
+      this.#inFlight.set(name, mine);
+    });
+    const end = () => {
+      for (const key of claimed) {
+        const name = `${key.hi}:${key.lo}`;
+        if (this.#inFlight.get(name) === mine) this.#inFlight.delete(name);
+      }
+    };
+    return {
+      repeats,
+      commit: async () => {
+        try {
+          if (claimed.length > 0) await this.#log.append(records.subarray(0, claimed.length * RECORD_BYTES));
+        } catch (error) {
+          report('warn', 'collector: the ids of %d accepted message(s) could not be written: a repeat of them after a restart is delivered again: %s', claimed.length, messageOf(error));
+        }
+        end();
+        resolve();
+      },
+      abandon: (error) => {
+        for (const key of claimed) this.#table.forget(key, at);
+        end();
+        reject(error);
+      },
+      firsts: async () => {
+        try {
+          await Promise.all([...waits].map((wait) => wait.done));
+        } catch (error) {
+          throw new StoreUnavailableError(`the first acceptance of a repeated message failed: ${messageOf(error)}`, { cause: error });
+        }
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    return this.#log.close();
+  }
+}
