@@ -58,9 +58,10 @@ export const SOURCES_SECRET = 'sources-secret';
 
 /**
  * Starts a collector with `sources` (each `{ name, writeKey, ... }`, forwarding to the fixture's
- * receiver, signed with {@link SOURCES_SECRET}) and `server` entries of the config.
+ * receiver, signed with {@link SOURCES_SECRET}) and `server` entries of the config, listening on
+ * `host` (127.0.0.1 by default).
  */
-export async function startSources(sources: Record<string, unknown>[], server: Record<string, unknown> = {}): Promise<SourcesFixture> {
+export async function startSources(sources: Record<string, unknown>[], server: Record<string, unknown> = {}, host?: string): Promise<SourcesFixture> {
   const temp = tempDir();
   const hook = await startLoopback();
   const webhooks = { webhooks: [{ url: `${hook.url}/in` }], sharedSecret: SOURCES_SECRET };
@@ -68,7 +69,7 @@ export async function startSources(sources: Record<string, unknown>[], server: R
     sources: sources.map((source) => ({ destinations: { Webhooks: webhooks }, ...source })),
     server,
   });
-  const collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`]);
+  const collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/data`, ...(host === undefined ? [] : ['--host', host])]);
   const bodies = () => hook.requests.map((request) => JSON.parse(request.body) as Record<string, any>);
   return {
     collector,

@@ -42,6 +42,18 @@ describe('toWebhookBody', () => {
     );
   });
 
+  it('carries the originalTimestamp and sentAt a message has (the collector sets them), before receivedAt; other values are left out', () => {
+    const times = { originalTimestamp: '2024-03-01T13:30:00.123Z', sentAt: '2024-03-01T13:30:02.000Z' };
+    expect(JSON.stringify(toWebhookBody(message({ type: 'track', userId: 'u1', event: 'Late', ...times }), at))).toBe(
+      `{"version":1,"type":"track","userId":"u1","event":"Late","properties":{},"timestamp":"${timestamp}","messageId":"m-1","anonymousId":"anon-1",` +
+        `"originalTimestamp":"${times.originalTimestamp}","sentAt":"${times.sentAt}","receivedAt":"${at.receivedAt}"}`,
+    );
+    expect(toWebhookBody(message({ type: 'alias', userId: 'u2', previousId: 'u1', ...times }))).toMatchObject(times);
+    const odd = toWebhookBody(message({ type: 'track', userId: 'u1', event: 'Odd', originalTimestamp: 5, sentAt: null }));
+    expect(Object.keys(odd)).not.toContain('originalTimestamp');
+    expect(Object.keys(odd)).not.toContain('sentAt');
+  });
+
   it('names the identities of an alias "Previous ID" and "User ID", with no userId, previousId or anonymousId', () => {
     const body = toWebhookBody(message({ type: 'alias', userId: 'new-id', previousId: 'old-id' }), at);
     expect(JSON.stringify(body)).toBe(

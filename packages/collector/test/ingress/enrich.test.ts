@@ -137,6 +137,30 @@ describe('context.ip', () => {
   });
 });
 
+describe('context.ip over IPv6', () => {
+  let v6: SourcesFixture;
+
+  beforeAll(async () => {
+    v6 = await startSources([{ name: 'web', writeKey: 'wk_web' }], { trustProxy: ['::1/128'] }, '::1');
+  });
+
+  afterAll(() => v6?.close());
+
+  it('is the IPv6 peer\'s address, or what a trusted IPv6 proxy forwards, IPv4 written plainly', async () => {
+    const direct = track({ context: browser });
+    const forwarded = track({ context: browser });
+    const mapped = track({ context: browser });
+    const url = `${v6.collector.url}/v1/batch`;
+    expect((await send(url, { batch: [direct] }, { headers: auth })).status).toBe(200);
+    expect((await send(url, { batch: [forwarded] }, { headers: { ...auth, 'x-forwarded-for': '2001:db8::7' } })).status).toBe(200);
+    expect((await send(url, { batch: [mapped] }, { headers: { ...auth, 'x-forwarded-for': '::ffff:203.0.113.9' } })).status).toBe(200);
+    // The collector's own peer is ::1, which it trusts: its address stands when nothing is forwarded.
+    expect((await v6.webhookOf(direct.messageId)).context.ip).toBe('::1');
+    expect((await v6.webhookOf(forwarded.messageId)).context.ip).toBe('2001:db8::7');
+    expect((await v6.webhookOf(mapped.messageId)).context.ip).toBe('203.0.113.9');
+  });
+});
+
 describe('a batch\'s own context and integrations', () => {
   it('go under each message\'s keys, the message\'s winning', async () => {
     const plain = track();
