@@ -137,7 +137,7 @@ describe('parseConfig', () => {
     [{ sources: [source()], queue: { maxInFlight: 100_001 } }, 'queue.maxInFlight', 'Expected `queue.maxInFlight` to be at most 100000, got `100001`'],
     [{ sources: [source()], dedupe: { window: -1 } }, 'dedupe.window', 'Expected `dedupe.window` to be an integer >= 0, got `-1` (number)'],
     [{ sources: [source()], dedupe: { window: 2_592_000_001 } }, 'dedupe.window', 'Expected `dedupe.window` to be at most 2592000000, got `2592000001`'],
-    [{ sources: [source()], dedupe: { windowMs: 5 } }, 'dedupe.windowMs', 'Expected `dedupe` to have only `window`, got `windowMs`'],
+    [{ sources: [source()], dedupe: { windowMs: 5 } }, 'dedupe.windowMs', 'Expected `dedupe` to have only `window`, got `windowMs`: did you mean `window`?'],
     [{ sources: [source()], queue: { poll: 5 } }, 'queue.poll', 'Expected `queue` to have only `lease`, `pollInterval`, `maxInFlight`, got `poll`'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],
     [{ sources: [source()], server: { requestTimeout: 0 } }, 'server.requestTimeout', 'Expected `server.requestTimeout` to be an integer >= 1, got `0` (number)'],
