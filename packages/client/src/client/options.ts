@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { FetchLike } from '../http/connection.js';
 import { LIMITS } from '../core/limits.js';
-import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 import { closest } from '../core/closest.js';
 import { describe } from '../core/describe.js';
 import { ConfigError } from '../core/errors.js';
@@ -99,6 +99,13 @@ export interface Options {
    */
   dispatcher?: Dispatcher;
   /**
+   * Send through the proxies the environment names: `HTTPS_PROXY` for https endpoints, `HTTP_PROXY`
+   * for http ones, none for hosts `NO_PROXY` lists (lower-case forms too; undici's
+   * `EnvHttpProxyAgent`). `false` ignores them. A `dispatcher` wins over both.
+   * @default true
+   */
+  proxy?: boolean;
+  /**
    * Send with this fetch-compatible function instead of undici's `request` (instrumentation,
    * mocking with msw, other runtimes). It receives the `dispatcher` in its init.
    * @default undefined (undici `request`, about 3x less CPU per request than fetch)
@@ -158,6 +165,7 @@ export interface ResolvedOptions {
   readonly integrations: Integrations;
   readonly context: Record<string, unknown>;
   readonly dispatcher: Dispatcher | undefined;
+  readonly proxy: boolean;
   readonly fetch: FetchLike | undefined;
   readonly disable: boolean;
   readonly beforeSend: readonly BeforeSend[];
@@ -179,6 +187,7 @@ export const DEFAULTS = {
   timeout: 10_000,
   maxInFlight: 4,
   gzip: false,
+  proxy: true,
   disable: false,
   silent: false,
 } as const;
@@ -201,6 +210,7 @@ const OPTION_NAMES = Object.keys({
   integrations: true,
   context: true,
   dispatcher: true,
+  proxy: true,
   fetch: true,
   disable: true,
   beforeSend: true,
@@ -268,6 +278,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     integrations: plainObject('integrations', input.integrations === undefined ? {} : input.integrations) as Integrations,
     context: plainObject('context', input.context === undefined ? {} : input.context),
     dispatcher: input.dispatcher,
+    proxy: boolean('proxy', input.proxy ?? DEFAULTS.proxy),
     fetch: optionalFunction('fetch', input.fetch),
     disable: boolean('disable', input.disable ?? DEFAULTS.disable),
     beforeSend: hooks(input.beforeSend),
@@ -306,13 +317,6 @@ function alias<K extends keyof Options>(input: Options, name: K, other: keyof Op
     throw new ConfigError(name, `Expected only one of \`${name}\` and its alias \`${other}\`, got both`);
   }
   return (input[name] ?? input[other]) as Options[K];
-}
-
-function boolean(name: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') {
-    throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}`);
-  }
-  return value;
 }
 
 function plainObject(name: string, value: unknown): Record<string, unknown> {
