@@ -134,6 +134,26 @@ export interface Options {
    */
   deadLetter?: string;
   /**
+   * A directory where every accepted call is kept until it settles, so that a process that dies
+   * (kill -9, OOM, a deploy that does not wait) loses at most the calls of its last `spoolInterval`
+   * ms: the next client given the same directory sends what is left first, with the original
+   * messageIds. One client (one process) per directory: another is refused with `SpoolLockedError`.
+   * On a full or read-only disk the client goes on in memory (an `error` event, once).
+   * @default undefined (calls are held in memory only)
+   */
+  spool?: string;
+  /**
+   * Longest time, in ms, between a call and its write to the `spool`: what a crash can lose.
+   * @default 100
+   */
+  spoolInterval?: number;
+  /**
+   * Most bytes the `spool` directory may hold; calls past it are dropped like those past
+   * `maxQueueSize` (`drop` event, `SpoolFullError`).
+   * @default 67108864 (64 MiB)
+   */
+  maxSpoolBytes?: number;
+  /**
    * Never write to stderr. Without it, a failure nobody hears of (a failed batch without an `error`
    * listener, a dropped call without a `drop` listener or callback; no `logger`, no
    * `DEBUG=analytics`) is written to stderr: once per error code per minute.
@@ -170,6 +190,9 @@ export interface ResolvedOptions {
   readonly disable: boolean;
   readonly beforeSend: readonly BeforeSend[];
   readonly deadLetter: string | undefined;
+  readonly spool: string | undefined;
+  readonly spoolInterval: number;
+  readonly maxSpoolBytes: number;
   readonly logger: Logger | undefined;
   readonly silent: boolean;
 }
@@ -190,6 +213,8 @@ export const DEFAULTS = {
   proxy: true,
   disable: false,
   silent: false,
+  spoolInterval: 100,
+  maxSpoolBytes: 64 * 1024 * 1024,
 } as const;
 
 /** Every option's name: typed so that an option added to {@link Options} must be listed here. */
@@ -215,6 +240,9 @@ const OPTION_NAMES = Object.keys({
   disable: true,
   beforeSend: true,
   deadLetter: true,
+  spool: true,
+  spoolInterval: true,
+  maxSpoolBytes: true,
   silent: true,
   logger: true,
 } satisfies Record<keyof Options, true>);
@@ -283,6 +311,9 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     disable: boolean('disable', input.disable ?? DEFAULTS.disable),
     beforeSend: hooks(input.beforeSend),
     deadLetter: optionalPath('deadLetter', input.deadLetter),
+    spool: optionalPath('spool', input.spool),
+    spoolInterval: integer('spoolInterval', input.spoolInterval ?? DEFAULTS.spoolInterval, 1),
+    maxSpoolBytes: integer('maxSpoolBytes', input.maxSpoolBytes ?? DEFAULTS.maxSpoolBytes, 1),
     logger: logger(input.logger),
     silent: boolean('silent', input.silent ?? DEFAULTS.silent),
   });
