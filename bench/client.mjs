@@ -40,12 +40,13 @@ async function load(sdk) {
     // The baseline is another checkout's build of this client (`--against`), driven the same way.
     const { Analytics } = await import(config.dist ?? new URL('../packages/client/dist/index.js', import.meta.url));
     return {
-      create: (maxQueueSize) =>
+      create: (maxQueueSize, flushAt = config.flushAt) =>
         new Analytics(WRITE_KEY, {
           endpoint: config.url,
-          flushAt: config.flushAt,
+          flushAt,
           flushAfter: config.flushInterval,
           gzip: config.gzip,
+          ...(config.spool === undefined ? {} : { spool: config.spool }),
           ...(maxQueueSize === undefined ? {} : { maxQueueSize }),
         }),
       track: (client, params) => client.track(params),
@@ -141,8 +142,49 @@ async function outage(sdk) {
   return { start, called, closed, cpu, outcome, dropped, rssAt, sampledRss: stopSampling() };
 }
 
+/**
+ * track() against its floor, in this one process, interleaved in blocks: the floor is what any
+ * client must do per call, `JSON.stringify` of the call's parameters and a `crypto.randomUUID()`.
+ * Blocks alternate (track, floor, floor, track, ...) so that drift and the client's sending between
+ * blocks (not timed) touch both alike; the medians of the blocks' µs per call are compared.
+ */
+async function floor(sdk) {
+  // One batch size for all the calls: no batch leaves during the blocks, which time the call alone
+  // (validation, copy, serialisation, size check, queueing); close() sends them after.
+  const client = sdk.create(config.events, config.events);
+  const block = 1_000;
+  const trackTimes = [];
+  const floorTimes = [];
+  const sink = [];
+  const trackBlock = (from) => {
+    const t0 = performance.now();
+    for (let i = from; i < from + block; i++) sdk.track(client, orderCompleted(i));
+    trackTimes.push(((performance.now() - t0) * 1000) / block);
+  };
+  const floorBlock = (from) => {
+    const t0 = performance.now();
+    for (let i = from; i < from + block; i++) {
+      const params = orderCompleted(i);
+      sink.push(crypto.randomUUID(), JSON.stringify(params));
+      if (sink.length > 64) sink.length = 0;
+    }
+    floorTimes.push(((performance.now() - t0) * 1000) / block);
+  };
+  for (let from = 0; from + block <= config.events; from += block) {
+    const trackFirst = (from / block) % 2 === 0;
+    if (trackFirst) trackBlock(from);
+    floorBlock(from);
+    if (!trackFirst) trackBlock(from);
+    // The client sends between blocks, as it would between an app's bursts of calls.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await sdk.close(client);
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  return { trackUs: median(trackTimes), floorUs: median(floorTimes) };
+}
+
 const sdk = await load(config.sdk);
-const result = config.scenario === 'outage' ? await outage(sdk) : await throughput(sdk);
+const result = config.scenario === 'outage' ? await outage(sdk) : config.scenario === 'floor' ? await floor(sdk) : await throughput(sdk);
 // maxRSS is in KiB: the kernel's high-water mark for the whole process, missed samples included.
 const report = { type: 'result', ...result, maxRss: process.resourceUsage().maxRSS * 1024 };
 process.send(report, () => process.exit(0));
