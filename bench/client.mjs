@@ -143,19 +143,21 @@ async function outage(sdk) {
 }
 
 /**
- * track() against its floor, in this one process, interleaved in blocks: the floor is what any
- * client must do per call, `JSON.stringify` of the call's parameters and a `crypto.randomUUID()`.
- * Blocks alternate (track, floor, floor, track, ...) so that drift and the client's sending between
- * blocks (not timed) touch both alike; the medians of the blocks' µs per call are compared.
+ * track() against its floor, in this one process, interleaved in blocks. The floor is what any
+ * client must do per call: a `crypto.randomUUID()` for the messageId and `JSON.stringify` of the
+ * complete message (the call's own object given `type`, `messageId`, a `timestamp` and
+ * `context.library` in place: no copy, no validation, no size check, no queue). Blocks alternate
+ * (track then floor, floor then track, ...) so that drift touches both alike; the client sends
+ * nothing during the blocks (one batch size for all the calls) and close() sends it all after.
  */
 async function floor(sdk) {
-  // One batch size for all the calls: no batch leaves during the blocks, which time the call alone
-  // (validation, copy, serialisation, size check, queueing); close() sends them after.
   const client = sdk.create(config.events, config.events);
   const block = 1_000;
   const trackTimes = [];
   const floorTimes = [];
-  const sink = [];
+  const context = { library: { name: 'batched-analytics', version: '0.1.0' } };
+  const timestamp = new Date().toISOString();
+  const kept = [];
   const trackBlock = (from) => {
     const t0 = performance.now();
     for (let i = from; i < from + block; i++) sdk.track(client, orderCompleted(i));
@@ -164,9 +166,13 @@ async function floor(sdk) {
   const floorBlock = (from) => {
     const t0 = performance.now();
     for (let i = from; i < from + block; i++) {
-      const params = orderCompleted(i);
-      sink.push(crypto.randomUUID(), JSON.stringify(params));
-      if (sink.length > 64) sink.length = 0;
+      const message = orderCompleted(i);
+      message.type = 'track';
+      message.messageId = crypto.randomUUID();
+      message.timestamp = timestamp;
+      message.context = context;
+      kept.push(JSON.stringify(message));
+      if (kept.length > 64) kept.length = 0;
     }
     floorTimes.push(((performance.now() - t0) * 1000) / block);
   };
@@ -175,7 +181,6 @@ async function floor(sdk) {
     if (trackFirst) trackBlock(from);
     floorBlock(from);
     if (!trackFirst) trackBlock(from);
-    // The client sends between blocks, as it would between an app's bursts of calls.
     await new Promise((resolve) => setImmediate(resolve));
   }
   await sdk.close(client);
