@@ -20,6 +20,12 @@ import { ConfigError, SpoolError, SpoolLockedError } from '../core/errors.js';
 
 /** A segment is closed for new messages past this size: settled segments are deleted whole, never rewritten. */
 const SEGMENT_BYTES = 1024 * 1024;
+/**
+ * Lines waiting past this many bytes are written at once, without waiting for the timer: a long
+ * synchronous burst of calls (the timer cannot fire meanwhile) then holds at most this much JSON
+ * twice, in the queue and here, and reaches the disk as it goes.
+ */
+const PENDING_BYTES = 256 * 1024;
 const SEGMENT_NAME = /^(\d{12})\.log$/;
 const ACKS_NAME = /^(\d{12})\.acks$/;
 const LOCK = 'lock';
@@ -84,6 +90,8 @@ export class Spool {
   #bytes = 0;
   /** Set once a write failed: nothing more is written or read. */
   #broken = false;
+  /** Bytes of the lines not written yet. */
+  #pendingBytes = 0;
   /** Set once the failure was reported: it is reported once. */
   #reported = false;
   #locked = false;
@@ -137,7 +145,9 @@ export class Spool {
     segment.count += 1;
     segment.bytes += bytes + 1;
     this.#bytes += bytes + 1;
-    this.#timer ??= this.#arm();
+    this.#pendingBytes += bytes + 1;
+    if (this.#pendingBytes >= PENDING_BYTES) this.#write(true);
+    else this.#timer ??= this.#arm();
   }
 
   /** Marks `count` messages from sequence number `start` on as settled (delivered or given up). */
@@ -225,11 +235,12 @@ export class Spool {
    * what is in flight is on disk even when the event loop is then held up (a module loading).
    */
   write(): void {
-    this.#write();
+    this.#write(true);
   }
 
-  #write(): void {
-    if (this.#broken) return;
+  /** Writes the pending lines and, unless `linesOnly` (acks can wait for the timer), the pending acks. */
+  #write(linesOnly = false): void {
+    if (this.#broken || (linesOnly && this.#pendingBytes === 0)) return;
     try {
       for (const segment of this.#segments) {
         if (segment.pending.length > 0) {
@@ -238,12 +249,13 @@ export class Spool {
           segment.pending = [];
         }
         // Acks only after their lines: a line recorded settled is always in its file.
-        if (segment.pendingAcks.length > 0) {
+        if (!linesOnly && segment.pendingAcks.length > 0) {
           segment.acksFd ??= openAppend(segment.acks);
           appendText(segment.acksFd, `${segment.pendingAcks.join('\n')}\n`);
           segment.pendingAcks = [];
         }
       }
+      this.#pendingBytes = 0;
     } catch (error) {
       this.#fail(error);
     }
@@ -253,6 +265,7 @@ export class Spool {
   #fail(error: unknown): void {
     const first = !this.#reported;
     this.#broken = true;
+    this.#pendingBytes = 0;
     this.#reported = true;
     for (const segment of this.#segments) {
       segment.pending = [];
