@@ -185,7 +185,9 @@ async function floor(sdk) {
   }
   await sdk.close(client);
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  return { trackUs: median(trackTimes), floorUs: median(floorTimes) };
+  // Each track block against the floor block beside it: what the machine's load does to one does to the other.
+  const ratio = median(trackTimes.map((time, i) => time / floorTimes[i]));
+  return { trackUs: median(trackTimes), floorUs: median(floorTimes), ratio };
 }
 
 const sdk = await load(config.sdk);
