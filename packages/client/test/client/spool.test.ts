@@ -1,13 +1,13 @@
 // The `spool` option with real processes: a child is killed with SIGKILL, the next one on the same
 // directory sends what it left, exactly once; plus the lock, the byte bound and a full disk.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Analytics, type AnalyticsError, SpoolError, SpoolLockedError } from '../../src/index.js';
 import { runCli } from '../../../../test/helpers/cli.js';
 import { startLoopback } from '../../../../test/helpers/loopback.js';
@@ -153,6 +153,26 @@ describe('the lock', () => {
     const second = new Analytics('wk', { spool: dir, silent: true });
     await second.close();
     expect(existsSync(join(dir, 'lock'))).toBe(false);
+  });
+});
+
+describe('spoolInterval', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('writes a call within spoolInterval ms of it, grouped with the calls around it', async () => {
+    const endpoint = await downEndpoint();
+    vi.useFakeTimers();
+    const analytics = new Analytics('wk', { spool: dir, spoolInterval: 50, flushAt: 100, endpoint, silent: true });
+    const lines = () => (existsSync(join(dir, '000000000000.log')) ? readFileSync(join(dir, '000000000000.log'), 'utf8').split('\n').filter(Boolean) : []);
+    analytics.track({ userId: 'u', event: 'First', messageId: 'first' });
+    await vi.advanceTimersByTimeAsync(30);
+    analytics.track({ userId: 'u', event: 'Second', messageId: 'second' });
+    await vi.advanceTimersByTimeAsync(19);
+    expect(lines()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(lines().map((line) => JSON.parse(line).messageId)).toEqual(['first', 'second']);
+    vi.useRealTimers();
+    await analytics.close({ timeout: 0 });
   });
 });
 
