@@ -40,12 +40,13 @@ async function load(sdk) {
     // The baseline is another checkout's build of this client (`--against`), driven the same way.
     const { Analytics } = await import(config.dist ?? new URL('../packages/client/dist/index.js', import.meta.url));
     return {
-      create: (maxQueueSize) =>
+      create: (maxQueueSize, flushAt = config.flushAt) =>
         new Analytics(WRITE_KEY, {
           endpoint: config.url,
-          flushAt: config.flushAt,
+          flushAt,
           flushAfter: config.flushInterval,
           gzip: config.gzip,
+          ...(config.spool === undefined ? {} : { spool: config.spool }),
           ...(maxQueueSize === undefined ? {} : { maxQueueSize }),
         }),
       track: (client, params) => client.track(params),
@@ -141,8 +142,56 @@ async function outage(sdk) {
   return { start, called, closed, cpu, outcome, dropped, rssAt, sampledRss: stopSampling() };
 }
 
+/**
+ * track() against its floor, in this one process, interleaved in blocks. The floor is what any
+ * client must do per call: a `crypto.randomUUID()` for the messageId and `JSON.stringify` of the
+ * complete message (the call's own object given `type`, `messageId`, a `timestamp` and
+ * `context.library` in place: no copy, no validation, no size check, no queue). Blocks alternate
+ * (track then floor, floor then track, ...) so that drift touches both alike; the client sends
+ * nothing during the blocks (one batch size for all the calls) and close() sends it all after.
+ */
+async function floor(sdk) {
+  const client = sdk.create(config.events, config.events);
+  const block = 1_000;
+  const trackTimes = [];
+  const floorTimes = [];
+  const context = { library: { name: 'batched-analytics', version: '0.1.0' } };
+  const timestamp = new Date().toISOString();
+  const kept = [];
+  const trackBlock = (from) => {
+    const t0 = performance.now();
+    for (let i = from; i < from + block; i++) sdk.track(client, orderCompleted(i));
+    trackTimes.push(((performance.now() - t0) * 1000) / block);
+  };
+  const floorBlock = (from) => {
+    const t0 = performance.now();
+    for (let i = from; i < from + block; i++) {
+      const message = orderCompleted(i);
+      message.type = 'track';
+      message.messageId = crypto.randomUUID();
+      message.timestamp = timestamp;
+      message.context = context;
+      kept.push(JSON.stringify(message));
+      if (kept.length > 64) kept.length = 0;
+    }
+    floorTimes.push(((performance.now() - t0) * 1000) / block);
+  };
+  for (let from = 0; from + block <= config.events; from += block) {
+    const trackFirst = (from / block) % 2 === 0;
+    if (trackFirst) trackBlock(from);
+    floorBlock(from);
+    if (!trackFirst) trackBlock(from);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await sdk.close(client);
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  // Each track block against the floor block beside it: what the machine's load does to one does to the other.
+  const ratio = median(trackTimes.map((time, i) => time / floorTimes[i]));
+  return { trackUs: median(trackTimes), floorUs: median(floorTimes), ratio };
+}
+
 const sdk = await load(config.sdk);
-const result = config.scenario === 'outage' ? await outage(sdk) : await throughput(sdk);
+const result = config.scenario === 'outage' ? await outage(sdk) : config.scenario === 'floor' ? await floor(sdk) : await throughput(sdk);
 // maxRSS is in KiB: the kernel's high-water mark for the whole process, missed samples included.
 const report = { type: 'result', ...result, maxRss: process.resourceUsage().maxRSS * 1024 };
 process.send(report, () => process.exit(0));

@@ -6,11 +6,15 @@
 //                    [--flush-at N (20)] [--flush-interval MS (5000)] [--gzip] [--rounds N (3)]
 //                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
 //                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
+//   Throughput also measures track() against its floor (bench/client.mjs `floor`) and ours with a
+//   `spool` against ours without, in the same rounds.
 //                    [--run-timeout S (180, per SDK run)]
 //                    [--against DIR (throughput: compare with the batched-analytics built in DIR,
 //                     another checkout, instead of Segment; a regression check, same machine, same run)]
 import { fork } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpus, totalmem } from 'node:os';
@@ -103,12 +107,15 @@ function runClient(config, onMessage = () => {}) {
 
 // ---------------------------------------------------------------- scenarios
 
+/** Runs one throughput run; `spooled` is ours with a `spool` in a fresh temporary directory. */
 async function throughputRun(sdk) {
   const sink = await startSink();
+  const spool = sdk === 'spooled' ? mkdtempSync(join(tmpdir(), 'bench-spool-')) : undefined;
   try {
     sink.expect(settings.events);
     const config = {
-      sdk,
+      sdk: sdk === 'spooled' ? 'ours' : sdk,
+      spool,
       dist: sdk === 'baseline' ? baselineDist : undefined,
       scenario: 'throughput',
       url: sink.url,
@@ -140,8 +147,27 @@ async function throughputRun(sdk) {
     };
   } finally {
     await sink.stop();
+    if (spool !== undefined) rmSync(spool, { recursive: true, force: true });
   }
 }
+
+/** track() against its floor in one process (see `floor` in bench/client.mjs): µs per call and the median ratio of neighbouring blocks. */
+async function floorRun() {
+  const sink = await startSink();
+  try {
+    sink.expect(settings.events);
+    const config = { sdk: 'ours', scenario: 'floor', url: sink.url, events: settings.events, flushAt: settings.flushAt, flushInterval: settings.flushInterval, gzip: settings.gzip, closeTimeout: settings.runTimeoutMs };
+    const { trackUs, floorUs, ratio } = await runClient(config);
+    return { trackUs, floorUs, ratio };
+  } finally {
+    await sink.stop();
+  }
+}
+
+/** What the spool may cost, ours with it against ours without, in the same run. */
+const SPOOL_TARGETS = { endToEnd: { goal: '≥ 0.9×', met: (r) => r >= 0.9 }, cpu: { goal: '≤ 1.2×', met: (r) => r <= 1.2 } };
+/** track() may cost at most this many times its floor. */
+const FLOOR_TARGET = 1.15;
 
 /** Against another build of ours, a metric may be at most 5 % worse (`better`: which way is better). */
 const REGRESSION = { enqueue: 'higher', endToEnd: 'higher', cpu: 'lower', rss: 'lower' };
@@ -165,10 +191,14 @@ async function throughput() {
       `${gzip ? ', gzip (ours only: Segment has no gzip option)' : ''}, ${rounds} interleaved rounds\n`,
   );
   console.log(`Ours runs with maxQueueSize = ${thousands(events)} (= the event count), so no call is dropped.\n`);
-  const runs = { ours: [], [RIVAL]: [] };
+  const runs = { ours: [], [RIVAL]: [], spooled: [] };
+  const floors = [];
   for (let round = 1; round <= rounds; round++) {
     // Alternate who goes first, so drift (thermal, page cache) does not favour one SDK.
-    const order = round % 2 === 1 ? ['ours', RIVAL] : [RIVAL, 'ours'];
+    const order = round % 2 === 1 ? ['ours', RIVAL, 'spooled'] : ['spooled', RIVAL, 'ours'];
+    const floor = await floorRun();
+    floors.push(floor);
+    console.log(`round ${round} floor    track=${floor.trackUs.toFixed(2)} µs floor=${floor.floorUs.toFixed(2)} µs ratio=${floor.ratio.toFixed(3)}`);
     for (const sdk of order) {
       const result = await throughputRun(sdk);
       runs[sdk].push(result);
@@ -204,6 +234,31 @@ async function throughput() {
     }
     const shown = ratio === undefined ? '—' : `${ratio >= 1 ? ratio.toFixed(1) : ratio.toFixed(3)}×`;
     console.log(`| ${m.label} | ${m.format(ours[m.key])} | ${m.format(theirs[m.key])} | ${shown} | ${target} |`);
+  }
+  const floor = medians(floors);
+  const floorRatio = floor.ratio;
+  const floorMet = floorRatio <= FLOOR_TARGET;
+  if (!floorMet) misses.push('track() against its floor');
+  console.log(
+    `| track() µs/call : its floor (randomUUID + JSON.stringify of the complete message, same process, interleaved) | ${floor.trackUs.toFixed(2)} | floor ${floor.floorUs.toFixed(2)} | ${floorRatio.toFixed(3)}× | ≤ ${FLOOR_TARGET}× ${floorMet ? 'met' : 'MISSED'} |`,
+  );
+  const spooled = medians(runs.spooled);
+  console.log(`\nThe spool: ours with \`spool\` (a fresh temporary directory) against ours without, same rounds:\n`);
+  console.log('| metric | with spool | without | with/without | target |');
+  console.log('|---|---:|---:|---:|---|');
+  for (const m of METRICS.filter((metric) => ['enqueue', 'endToEnd', 'cpu', 'rss', 'lost', 'duplicates'].includes(metric.key))) {
+    const ratio = ours[m.key] === 0 ? undefined : spooled[m.key] / ours[m.key];
+    const goal = SPOOL_TARGETS[m.key];
+    let target = '';
+    if (goal && ratio !== undefined) {
+      target = `${goal.goal} ${goal.met(ratio) ? 'met' : 'MISSED'}`;
+      if (!goal.met(ratio)) misses.push(`spool ${m.label}`);
+    } else if (m.zero) {
+      target = spooled[m.key] === 0 ? '0: met' : '0: MISSED';
+      if (spooled[m.key] !== 0) misses.push(`spool ${m.label}`);
+    }
+    const shown = ratio === undefined ? '—' : `${ratio.toFixed(3)}×`;
+    console.log(`| ${m.label} | ${m.format(spooled[m.key])} | ${m.format(ours[m.key])} | ${shown} | ${target} |`);
   }
   // The targets are stated in docs/performance.md ("What the benchmarks hold the code to").
   console.log(misses.length === 0 ? '\nEvery target met (docs/performance.md states them).' : `\nTargets missed (docs/performance.md states them): ${misses.join(', ')}.`);

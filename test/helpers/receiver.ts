@@ -9,6 +9,8 @@ export interface ReceivedRequest {
   path: string;
   headers: IncomingMessage['headers'];
   raw: Buffer;
+  /** The port the request came from (a proxy's, when it went through one). */
+  remotePort: number;
 }
 
 /** Answers the receiver's n-th request (from 0); may never answer, to provoke a timeout. */
@@ -44,7 +46,7 @@ export async function startReceiver(reply: Reply = status(200), tls?: { cert: st
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw: Buffer.concat(chunks) };
+      const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw: Buffer.concat(chunks), remotePort: req.socket.remotePort! };
       requests.push(request);
       for (const waiter of waiters.filter((w) => w.n === requests.length)) waiter.resolve(request);
       reply(request, res, requests.length - 1);

@@ -26,6 +26,9 @@ export {
   NetworkError,
   QueueFullError,
   RateLimitError,
+  SpoolError,
+  SpoolFullError,
+  SpoolLockedError,
   TimeoutError,
   ValidationError,
 } from './core/errors.js';

@@ -32,6 +32,8 @@ Options:
   --max-retries N         retries of a batch that failed (network error, timeout, 5xx) before it
                           counts as failed (default: 10); a rate limit's wait is not a retry
   --timeout MS            time allowed for each request (default: 10000)
+  --spool DIR             keep every line read in DIR until it is delivered: a killed import loses at
+                          most its last 100 ms, and a re-run with the same DIR sends what was left first
   --rejects FILE          write each rejected or undelivered line to FILE, one JSON record per line
   --from-line N           start at line N; lines keep their numbers, so their messageIds do not change
   --dry-run               check every line, send nothing
@@ -62,6 +64,7 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
       'max-retries': { type: 'string' },
       timeout: { type: 'string' },
       rejects: { type: 'string' },
+      spool: { type: 'string' },
       'from-line': { type: 'string' },
       'dry-run': { type: 'boolean' },
       'progress-interval': { type: 'string' },
@@ -90,6 +93,7 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
     maxRetries: integerFlag('--max-retries', values['max-retries'], 0),
     timeout: integerFlag('--timeout', values.timeout, 1),
     disable: dryRun,
+    spool: values.spool,
     // Every failure is reported here, per batch and per line: the client need not tell stderr too.
     silent: true,
   });

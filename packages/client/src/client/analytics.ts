@@ -3,7 +3,7 @@ import { runBeforeSend } from './before-send.js';
 import { DeadLetterFile } from './dead-letter.js';
 import { Emitter } from '../core/emitter.js';
 import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
-import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError } from '../core/errors.js';
+import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError, SpoolFullError } from '../core/errors.js';
 import { ClientLog, clientLabel } from './logger.js';
 import {
   type AliasParams,
@@ -24,6 +24,7 @@ import { LIMITS } from '../core/limits.js';
 import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
 import { BatchSender } from './sender.js';
+import { Spool } from './spool.js';
 import { UnheardFailures } from './unheard.js';
 
 /** Options of `close()`. */
@@ -64,6 +65,8 @@ export class Analytics {
   readonly #sender: BatchSender;
   /** Where undelivered messages are appended; absent without the `deadLetter` option. */
   readonly #deadLetter: DeadLetterFile | undefined;
+  /** Where accepted messages are kept until they settle; absent without the `spool` option. */
+  readonly #spool: Spool | undefined;
   readonly #queue = new Queue<Entry>();
   readonly #store = new MessageStore();
   #queuedBytes = 0;
@@ -110,6 +113,28 @@ export class Analytics {
     this.#events = new Emitter((type, error) => this.#log.error('a %s listener threw: %O', type, error));
     this.#sender = new BatchSender(writeKey, o, this.#events, this.#log);
     this.#deadLetter = o.deadLetter === undefined ? undefined : new DeadLetterFile(o.deadLetter, (error) => this.#report(error));
+    this.#spool =
+      o.spool === undefined || o.disable
+        ? undefined
+        : new Spool(o.spool, { interval: o.spoolInterval, maxBytes: o.maxSpoolBytes }, (error) => this.#report(error));
+    if (this.#spool !== undefined) this.#resume(this.#spool);
+  }
+
+  /** Queues what a previous process left in the spool, ahead of every call, and sends it at once. */
+  #resume(spool: Spool): void {
+    const recovered = spool.recovered();
+    if (recovered.length === 0) return;
+    for (const { json, bytes } of recovered) {
+      this.#store.add(json, bytes);
+      this.#queue.push({ bytes, callback: undefined, epoch: this.#epoch });
+      this.#queuedBytes += bytes;
+    }
+    this.#held += recovered.length;
+    this.#accepted += recovered.length;
+    this.#flushUpTo = this.#accepted;
+    this.#log.info('sending %d messages a previous process left in the spool', recovered.length);
+    // After the constructor returns, so that listeners attached to the new client see every request.
+    queueMicrotask(() => this.#pump());
   }
 
   /** Records who a user is and their traits. */
@@ -220,6 +245,7 @@ export class Analytics {
     await this.flush();
     clearTimeout(deadline);
     await this.#sender.close();
+    this.#spool?.close();
     await this.#deadLetter?.flushed();
     this.#log.info('closed: %o', this.#totals);
     return { ...this.#totals };
@@ -254,6 +280,13 @@ export class Analytics {
       this.#drop({ reason: 'queue-full', error: new QueueFullError(this.#options.maxQueueSize), message: built.message }, json, callback);
       return;
     }
+    if (this.#spool !== undefined) {
+      if (this.#spool.full(bytes)) {
+        this.#drop({ reason: 'queue-full', error: new SpoolFullError(this.#options.maxSpoolBytes), message: built.message }, json, callback);
+        return;
+      }
+      this.#spool.add(json, bytes);
+    }
     this.#store.add(json, bytes);
     this.#queue.push({ bytes, callback, epoch: this.#epoch });
     this.#queuedBytes += bytes;
@@ -278,11 +311,17 @@ export class Analytics {
   /** Starts as many batches as the in-flight budget allows and the queue justifies. */
   #pump(): void {
     const { flushAt, maxInFlight } = this.#options;
+    let spooled = false;
     while (this.#inFlight.length < maxInFlight && this.#queue.length > 0) {
       const start = this.#accepted - this.#queue.length;
       const full =
         this.#queue.length >= flushAt || this.#queuedBytes + ENVELOPE_BYTES + this.#queue.length > LIMITS.batchBytes;
       if (!full && start >= this.#flushUpTo) break;
+      // What leaves is on disk first: a crash in the middle of a flush loses nothing in flight.
+      if (!spooled) {
+        this.#spool?.write();
+        spooled = true;
+      }
       const { entries, body } = takeBatch(this.#queue, this.#store, flushAt, new Date());
       for (const entry of entries) this.#queuedBytes -= entry.bytes;
       const batch: InFlight = { start, entries };
@@ -297,7 +336,7 @@ export class Analytics {
     const bytes = body.length;
     const { body: sent, attempts, error } = await this.#sender.send(body, count);
     this.#inFlight.splice(this.#inFlight.indexOf(batch), 1);
-    this.#settle(batch.entries, error);
+    this.#settle(batch.start, batch.entries, error);
     this.#events.emit('flush', error ? { count, bytes, attempts, error } : { count, bytes, attempts });
     if (error) {
       this.#giveUp(batch.entries, sent, error);
@@ -319,7 +358,8 @@ export class Analytics {
   }
 
   /** Records the fate of messages that left the queue, tells their callbacks, wakes `flush()`es. */
-  #settle(entries: readonly Entry[], error: DeliveryError | undefined): void {
+  #settle(start: number, entries: readonly Entry[], error: DeliveryError | undefined): void {
+    this.#spool?.settle(start, entries.length);
     this.#held -= entries.length;
     const outcome = error ? 'failed' : 'delivered';
     this.#totals[outcome] += entries.length;
@@ -362,8 +402,9 @@ export class Analytics {
     if (this.#queue.length === 0) return;
     while (this.#queue.length > 0) {
       // Cut into bodies as if sent, so that `failed` and the dead-letter file read them like any batch.
+      const start = this.#accepted - this.#queue.length;
       const { entries, body } = takeBatch(this.#queue, this.#store, this.#queue.length, new Date());
-      this.#settle(entries, error);
+      this.#settle(start, entries, error);
       this.#giveUp(entries, body, error);
     }
     this.#store.clear();

@@ -1,4 +1,4 @@
-import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, HttpError, QueueFullError } from '../core/errors.js';
+import type { AnalyticsError, BeforeSendError, ClosedError, DeliveryError, FilteredError, HttpError, QueueFullError, SpoolFullError } from '../core/errors.js';
 import type { Message } from '../core/message.js';
 
 /** Called once per message: without an error once delivered, with one once it failed or was dropped. */
@@ -53,7 +53,7 @@ export interface RateLimitEvent {
 export type DropEvent =
   | {
       reason: 'queue-full' | 'closed';
-      error: QueueFullError | ClosedError;
+      error: QueueFullError | SpoolFullError | ClosedError;
       /** The message as it would have been sent. */
       message: Message;
     }

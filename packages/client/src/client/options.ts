@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { FetchLike } from '../http/connection.js';
 import { LIMITS } from '../core/limits.js';
-import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 import { closest } from '../core/closest.js';
 import { describe } from '../core/describe.js';
 import { ConfigError } from '../core/errors.js';
@@ -99,6 +99,13 @@ export interface Options {
    */
   dispatcher?: Dispatcher;
   /**
+   * Send through the proxies the environment names: `HTTPS_PROXY` for https endpoints, `HTTP_PROXY`
+   * for http ones, none for hosts `NO_PROXY` lists (lower-case forms too; undici's
+   * `EnvHttpProxyAgent`). `false` ignores them. A `dispatcher` wins over both.
+   * @default true
+   */
+  proxy?: boolean;
+  /**
    * Send with this fetch-compatible function instead of undici's `request` (instrumentation,
    * mocking with msw, other runtimes). It receives the `dispatcher` in its init.
    * @default undefined (undici `request`, about 3x less CPU per request than fetch)
@@ -126,6 +133,26 @@ export interface Options {
    * @default undefined (none)
    */
   deadLetter?: string;
+  /**
+   * A directory where every accepted call is kept until it settles, so that a process that dies
+   * (kill -9, OOM, a deploy that does not wait) loses at most the calls of its last `spoolInterval`
+   * ms: the next client given the same directory sends what is left first, with the original
+   * messageIds. One client (one process) per directory: another is refused with `SpoolLockedError`.
+   * On a full or read-only disk the client goes on in memory (an `error` event, once).
+   * @default undefined (calls are held in memory only)
+   */
+  spool?: string;
+  /**
+   * Longest time, in ms, between a call and its write to the `spool`: what a crash can lose.
+   * @default 100
+   */
+  spoolInterval?: number;
+  /**
+   * Most bytes the `spool` directory may hold; calls past it are dropped like those past
+   * `maxQueueSize` (`drop` event, `SpoolFullError`).
+   * @default 67108864 (64 MiB)
+   */
+  maxSpoolBytes?: number;
   /**
    * Never write to stderr. Without it, a failure nobody hears of (a failed batch without an `error`
    * listener, a dropped call without a `drop` listener or callback; no `logger`, no
@@ -158,10 +185,14 @@ export interface ResolvedOptions {
   readonly integrations: Integrations;
   readonly context: Record<string, unknown>;
   readonly dispatcher: Dispatcher | undefined;
+  readonly proxy: boolean;
   readonly fetch: FetchLike | undefined;
   readonly disable: boolean;
   readonly beforeSend: readonly BeforeSend[];
   readonly deadLetter: string | undefined;
+  readonly spool: string | undefined;
+  readonly spoolInterval: number;
+  readonly maxSpoolBytes: number;
   readonly logger: Logger | undefined;
   readonly silent: boolean;
 }
@@ -179,8 +210,11 @@ export const DEFAULTS = {
   timeout: 10_000,
   maxInFlight: 4,
   gzip: false,
+  proxy: true,
   disable: false,
   silent: false,
+  spoolInterval: 100,
+  maxSpoolBytes: 64 * 1024 * 1024,
 } as const;
 
 /** Every option's name: typed so that an option added to {@link Options} must be listed here. */
@@ -201,10 +235,14 @@ const OPTION_NAMES = Object.keys({
   integrations: true,
   context: true,
   dispatcher: true,
+  proxy: true,
   fetch: true,
   disable: true,
   beforeSend: true,
   deadLetter: true,
+  spool: true,
+  spoolInterval: true,
+  maxSpoolBytes: true,
   silent: true,
   logger: true,
 } satisfies Record<keyof Options, true>);
@@ -282,10 +320,14 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     integrations: plainObject('integrations', input.integrations === undefined ? {} : input.integrations) as Integrations,
     context: plainObject('context', input.context === undefined ? {} : input.context),
     dispatcher: input.dispatcher,
+    proxy: boolean('proxy', input.proxy ?? DEFAULTS.proxy),
     fetch: optionalFunction('fetch', input.fetch),
     disable: boolean('disable', input.disable ?? DEFAULTS.disable),
     beforeSend: hooks(input.beforeSend),
     deadLetter: optionalPath('deadLetter', input.deadLetter),
+    spool: optionalPath('spool', input.spool),
+    spoolInterval: integer('spoolInterval', input.spoolInterval ?? DEFAULTS.spoolInterval, 1),
+    maxSpoolBytes: integer('maxSpoolBytes', input.maxSpoolBytes ?? DEFAULTS.maxSpoolBytes, 1),
     logger: logger(input.logger),
     silent: boolean('silent', input.silent ?? DEFAULTS.silent),
   });
@@ -324,13 +366,6 @@ function alias<K extends keyof Options>(input: Options, name: K, other: keyof Op
     throw new ConfigError(name, `Expected only one of \`${name}\` and its alias \`${other}\`, got both`);
   }
   return (input[name] ?? input[other]) as Options[K];
-}
-
-function boolean(name: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') {
-    throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}`);
-  }
-  return value;
 }
 
 function plainObject(name: string, value: unknown): Record<string, unknown> {

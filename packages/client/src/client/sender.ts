@@ -57,7 +57,7 @@ export class BatchSender {
     };
     this.#policy = { retries: options.maxRetries, minDelay: options.minRetryDelay, maxDelay: options.maxRetryDelay };
     this.#rateLimit = new RateLimit(options.maxRateLimitDuration);
-    this.#connection = openConnection({ connections: options.maxInFlight, dispatcher: options.dispatcher, fetch: options.fetch });
+    this.#connection = openConnection({ connections: options.maxInFlight, dispatcher: options.dispatcher, proxy: options.proxy, fetch: options.fetch });
     // Each batch in flight listens to the abort signal once (its request, retry wait or pause): raise
     // Node's leak warning past that bound, not past its default of 10.
     allowListeners(Math.max(10, options.maxInFlight + 1), this.#abort.signal);

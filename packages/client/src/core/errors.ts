@@ -54,8 +54,8 @@ export class ConfigError extends AnalyticsError {
   /** The option at fault, e.g. `flushAt` or `webhooks[2].url`. */
   readonly option: string;
 
-  constructor(option: string, message: string) {
-    super(message, { code: 'ERR_CONFIG' });
+  constructor(option: string, message: string, code = 'ERR_CONFIG') {
+    super(message, { code });
     this.option = option;
   }
 }
@@ -178,6 +178,41 @@ export class RateLimitError extends DeliveryError {
 export class QueueFullError extends AnalyticsError {
   constructor(maxQueueSize: number) {
     super(`Dropped: the queue already holds maxQueueSize (${maxQueueSize}) messages`, { code: 'ERR_QUEUE_FULL' });
+  }
+}
+
+/** A call was refused because the `spool` directory already held `maxSpoolBytes` of unsettled messages. */
+export class SpoolFullError extends AnalyticsError {
+  constructor(maxSpoolBytes: number) {
+    super(`Dropped: the spool already holds maxSpoolBytes (${maxSpoolBytes}) of messages`, { code: 'ERR_SPOOL_FULL' });
+  }
+}
+
+/** Another live process (or client) holds the `spool` directory. Thrown by the constructor. */
+export class SpoolLockedError extends ConfigError {
+  /** The spool directory. */
+  readonly dir: string;
+  /** The process that holds it. */
+  readonly pid: number;
+
+  constructor(dir: string, pid: number) {
+    super('spool', `Expected \`spool\` to be a directory no other client uses, got ${dir}, locked by process ${pid}`, 'ERR_SPOOL_LOCKED');
+    this.dir = dir;
+    this.pid = pid;
+  }
+}
+
+/**
+ * The `spool` directory could not be read or written (a full or read-only disk); `cause` is the
+ * file system's error. Reported once: from then on the client holds its calls in memory only.
+ */
+export class SpoolError extends AnalyticsError {
+  /** The spool directory. */
+  readonly dir: string;
+
+  constructor(dir: string, cause: unknown) {
+    super(`The spool ${dir} cannot be written (${messageOf(cause)}): calls are kept in memory only from now on`, { code: 'ERR_SPOOL', cause });
+    this.dir = dir;
   }
 }
 

@@ -174,14 +174,22 @@ function normalize(
   message.messageId = p.messageId ?? crypto.randomUUID();
   message.timestamp = timestampOf(p.timestamp);
   try {
-    message.context = addLibrary ? { library: LIBRARY, ...defaults.context, ...p.context } : { ...p.context };
+    // Without contexts to merge, a literal: two spreads of empty objects cost a tenth of a call.
+    message.context = !addLibrary
+      ? { ...p.context }
+      : p.context === undefined && isEmpty(defaults.context)
+        ? { library: LIBRARY }
+        : { library: LIBRARY, ...defaults.context, ...p.context };
   } catch (error) {
     throw unreadableError('context', error);
   }
-  const integrations =
-    p.integrations === undefined ? defaults.integrations : { ...defaults.integrations, ...p.integrations };
-  if (Object.keys(integrations).length > 0) message.integrations = integrations;
-  else delete message.integrations;
+  if (p.integrations === undefined) {
+    if (!isEmpty(defaults.integrations)) message.integrations = defaults.integrations;
+  } else {
+    const integrations = { ...defaults.integrations, ...p.integrations };
+    if (isEmpty(integrations)) delete message.integrations;
+    else message.integrations = integrations;
+  }
   return message;
 }
 
@@ -320,6 +328,12 @@ function serialize(message: Message): string {
       cause: error,
     });
   }
+}
+
+/** Whether an object has no own enumerable key, without listing its keys. */
+function isEmpty(object: object): boolean {
+  for (const _ in object) return false;
+  return true;
 }
 
 function nonEmptyString(value: unknown): value is string {

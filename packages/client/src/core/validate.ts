@@ -13,6 +13,17 @@ export function integer(name: string, value: unknown, min: number): number {
 }
 
 /**
+ * @returns `value` when it is a boolean.
+ * @throws {ConfigError} naming option `name` otherwise.
+ */
+export function boolean(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') {
+    throw new ConfigError(name, `Expected \`${name}\` to be a boolean, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/**
  * @returns `value` when it is a function or undefined.
  * @throws {ConfigError} naming option `name` otherwise.
  */

@@ -44,6 +44,11 @@ export interface ConnectionOptions {
   dispatcher?: Dispatcher | undefined;
   /** A user's fetch-compatible function: used instead of undici or the runtime's fetch. */
   fetch?: FetchLike | undefined;
+  /**
+   * Send through the proxies `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY` name (their lower-case forms
+   * too) when no `dispatcher` is given; `false` ignores them.
+   */
+  proxy?: boolean | undefined;
   /** Verify certificates even when `NODE_TLS_REJECT_UNAUTHORIZED=0` says otherwise. */
   strictTls?: boolean;
 }

@@ -235,6 +235,7 @@ export class WebhookDestination {
     this.#connection = openConnection({
       connections: config.maxRequestsPerUrl * mostPerOrigin(config),
       dispatcher: config.dispatcher,
+      proxy: config.proxy,
       fetch: config.fetch,
       strictTls: true,
     });

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { ConfigError } from '../core/errors.js';
 import { describe } from '../core/describe.js';
 import { type FetchLike } from '../http/connection.js';
-import { integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 import { resolveSharedSecrets, resolveStandardSecrets, type StandardWebhooksSettings } from './secrets.js';
 import { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './standard-format.js';
 
@@ -84,6 +84,13 @@ export interface WebhookDestinationOptions {
    */
   dispatcher?: Dispatcher;
   /**
+   * Send through the proxies the environment names: `HTTPS_PROXY` for https receivers, `HTTP_PROXY`
+   * for http ones, none for hosts `NO_PROXY` lists (lower-case forms too). `false` ignores them.
+   * A `dispatcher` wins over both.
+   * @default true
+   */
+  proxy?: boolean;
+  /**
    * Send with this fetch-compatible function instead of undici's `request` (instrumentation, msw).
    * @default undefined (undici `request`)
    */
@@ -111,6 +118,7 @@ export interface ResolvedWebhookConfig {
   readonly maxRequestsPerUrl: number;
   readonly breakerThreshold: number;
   readonly dispatcher: Dispatcher | undefined;
+  readonly proxy: boolean;
   readonly fetch: FetchLike | undefined;
 }
 
@@ -122,6 +130,7 @@ export const WEBHOOK_DEFAULTS = {
   maxRetryDelay: 5 * 60 * 1000,
   maxRequestsPerUrl: 64,
   breakerThreshold: 5,
+  proxy: true,
 } as const;
 
 /** Most receivers one destination may have. */
@@ -184,6 +193,7 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
     maxRequestsPerUrl: integer('maxRequestsPerUrl', options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl, 1),
     breakerThreshold: integer('breakerThreshold', options.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold, 1),
     dispatcher: options.dispatcher,
+    proxy: boolean('proxy', options.proxy ?? WEBHOOK_DEFAULTS.proxy),
     fetch: optionalFunction('fetch', options.fetch),
   });
 }

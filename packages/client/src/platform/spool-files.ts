@@ -1,0 +1,84 @@
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+/** Whether this runtime has a file system to keep a spool in. */
+export const HAS_FILE_SYSTEM = true;
+
+/** The `code` of a file system error (`ENOSPC`, `EROFS`, `EEXIST` ...); undefined for anything else. */
+export function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Makes `dir` (and its parents) when missing. */
+export function makeDir(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+}
+
+/** The names of the files in `dir`. */
+export function listFiles(dir: string): string[] {
+  return readdirSync(dir);
+}
+
+/** A file's content as text; undefined when it does not exist. */
+export function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Creates `file` with `text`, failing with `EEXIST` when it exists: a lock. */
+export function createExclusive(file: string, text: string): void {
+  writeFileSync(file, text, { flag: 'wx' });
+}
+
+/** Deletes `file`; one already gone is fine. */
+export function removeFile(file: string): void {
+  rmSync(file, { force: true });
+}
+
+/** Deletes `file`, failing with `ENOENT` when another process removed it first (a lock taken over). */
+export function unlinkFile(file: string): void {
+  unlinkSync(file);
+}
+
+/** Opens `file` for appending, creating it. */
+export function openAppend(file: string): number {
+  return openSync(file, 'a');
+}
+
+/** Writes all of `text` at the end of the open file: to the OS, which keeps it through the process's death. */
+export function appendText(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
+export function closeFile(fd: number): void {
+  closeSync(fd);
+}
+
+/** Whether process `pid` is alive (on this machine). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+/** This process's id. */
+export function ownPid(): number {
+  return process.pid;
+}
+
+export function joinPath(dir: string, name: string): string {
+  return path.join(dir, name);
+}
+
+export function resolvePath(dir: string): string {
+  return path.resolve(dir);
+}

@@ -1,0 +1,239 @@
+// The `spool` option with real processes: a child is killed with SIGKILL, the next one on the same
+// directory sends what it left, exactly once; plus the lock, the byte bound and a full disk.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Analytics, type AnalyticsError, SpoolError, SpoolLockedError } from '../../src/index.js';
+import { runCli } from '../../../../test/helpers/cli.js';
+import { startLoopback } from '../../../../test/helpers/loopback.js';
+import { countIds, type Received, startSink } from '../../../../test/helpers/sink.js';
+import { mountTmpfs } from '../../../../test/helpers/tmpfs.js';
+
+const CHILD = fileURLToPath(new URL('../fixtures/spool-child.mjs', import.meta.url));
+const CALLS = 1_000;
+const ALL_IDS = Array.from({ length: CALLS }, (_, n) => `crash-${n}`);
+
+let dir: string;
+const children: ChildProcessWithoutNullStreams[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'spool-test-'));
+});
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function start(mode: 'queue' | 'drain', endpoint: string, count = CALLS): { child: ChildProcessWithoutNullStreams; line: Promise<string>; exit: Promise<number | null>; stderr: () => string } {
+  const child = spawn(process.execPath, [CHILD, mode, endpoint, dir, String(count)], { stdio: 'pipe' });
+  children.push(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const line = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`child exited with ${code} before a line:\n${stderr}`)));
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, line, exit, stderr: () => stderr };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A port nothing listens on: an endpoint that is down. */
+async function downEndpoint(): Promise<string> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** Queues the calls in a child and kills it with SIGKILL `after` ms after its last call (and once `ready` holds). */
+async function queueAndKill(endpoint: string, ready: () => Promise<void> = async () => undefined): Promise<void> {
+  const queuer = start('queue', endpoint);
+  expect(await queuer.line).toBe('queued');
+  await ready();
+  await sleep(300);
+  queuer.child.kill('SIGKILL');
+  await queuer.exit;
+}
+
+/** Runs a `drain` child against a fresh sink; returns what the sink accepted and the child's summary. */
+async function drain(): Promise<{ messages: Received[]; summary: { delivered: number; failed: number; dropped: number } }> {
+  const sink = await startSink({ idsOnly: true });
+  try {
+    const drainer = start('drain', sink.url);
+    const summary = JSON.parse(await drainer.line);
+    expect(await drainer.exit).toBe(0);
+    expect(drainer.stderr()).toBe('');
+    return { messages: sink.messages, summary };
+  } finally {
+    await sink.close();
+  }
+}
+
+describe('a spool survives SIGKILL', () => {
+  it('delivers every call of a process killed with the endpoint down, exactly once, and then nothing more', async () => {
+    await queueAndKill(await downEndpoint());
+
+    const second = await drain();
+    expect(second.summary).toEqual({ delivered: CALLS, failed: 0, dropped: 0 });
+    const counts = countIds(second.messages);
+    expect([...counts.keys()]).toEqual(ALL_IDS); // in call order, with the original messageIds
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+
+    const third = await drain();
+    expect(third.summary).toEqual({ delivered: 0, failed: 0, dropped: 0 });
+    expect(third.messages).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]); // every segment settled, the lock released
+  }, 30_000);
+
+  it('after a crash in the middle of a flush, delivers the rest: each call exactly once over both processes', async () => {
+    // Answers the first six batches, then holds every later request open: the process dies with batches in flight.
+    const answered: string[] = [];
+    let requests = 0;
+    const endpoint = await startLoopback((request, res) => {
+      requests += 1;
+      if (requests > 6) return;
+      for (const message of (JSON.parse(request.body) as { batch: Received[] }).batch) answered.push(message.messageId);
+      res.end('{"success":true}');
+    });
+    try {
+      await queueAndKill(endpoint.url, async () => {
+        while (!(answered.length === 300 && requests >= 10)) await sleep(10);
+      });
+    } finally {
+      await endpoint.close();
+    }
+
+    const second = await drain();
+    expect(second.summary).toEqual({ delivered: CALLS - 300, failed: 0, dropped: 0 });
+    const counts = countIds([...answered.map((messageId) => ({ messageId, type: 'track' })), ...second.messages]);
+    expect(new Set(counts.keys())).toEqual(new Set(ALL_IDS));
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+
+    expect((await drain()).messages).toEqual([]);
+  }, 30_000);
+});
+
+describe('the lock', () => {
+  it('refuses a second process on a spool in use, and takes over the lock of a dead one', async () => {
+    const holder = start('queue', await downEndpoint(), 1);
+    await holder.line;
+    let refused: unknown;
+    try {
+      new Analytics('wk', { spool: dir });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(SpoolLockedError);
+    expect(refused).toMatchObject({ name: 'SpoolLockedError', code: 'ERR_SPOOL_LOCKED', option: 'spool', pid: holder.child.pid });
+
+    await sleep(300); // past spoolInterval: its call is on disk
+    holder.child.kill('SIGKILL');
+    await holder.exit;
+    const sink = await startSink({ idsOnly: true });
+    try {
+      const next = new Analytics('wk', { spool: dir, endpoint: sink.url, silent: true });
+      expect(await next.close()).toEqual({ delivered: 1, failed: 0, dropped: 0 });
+      expect(sink.messages.map((message) => message.messageId)).toEqual(['crash-0']);
+    } finally {
+      await sink.close();
+    }
+  }, 20_000);
+
+  it('refuses a second client of the same process until the first is closed', async () => {
+    const first = new Analytics('wk', { spool: dir, disable: false, endpoint: await downEndpoint() });
+    expect(() => new Analytics('wk', { spool: dir })).toThrow(SpoolLockedError);
+    await first.close({ timeout: 0 });
+    const second = new Analytics('wk', { spool: dir, silent: true });
+    await second.close();
+    expect(existsSync(join(dir, 'lock'))).toBe(false);
+  });
+});
+
+describe('spoolInterval', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('writes a call within spoolInterval ms of it, grouped with the calls around it', async () => {
+    const endpoint = await downEndpoint();
+    vi.useFakeTimers();
+    const analytics = new Analytics('wk', { spool: dir, spoolInterval: 50, flushAt: 100, endpoint, silent: true });
+    const lines = () => (existsSync(join(dir, '000000000000.log')) ? readFileSync(join(dir, '000000000000.log'), 'utf8').split('\n').filter(Boolean) : []);
+    analytics.track({ userId: 'u', event: 'First', messageId: 'first' });
+    await vi.advanceTimersByTimeAsync(30);
+    analytics.track({ userId: 'u', event: 'Second', messageId: 'second' });
+    await vi.advanceTimersByTimeAsync(19);
+    expect(lines()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(lines().map((line) => JSON.parse(line).messageId)).toEqual(['first', 'second']);
+    vi.useRealTimers();
+    await analytics.close({ timeout: 0 });
+  });
+});
+
+describe('batched-analytics import --spool', () => {
+  it('sends through the spool and leaves it empty', async () => {
+    const sink = await startSink({ idsOnly: true });
+    try {
+      const input = join(dir, 'calls.ndjson');
+      writeFileSync(input, Array.from({ length: 40 }, (_, n) => JSON.stringify({ type: 'track', userId: `u${n}`, event: 'Imported' })).join('\n'));
+      const spool = join(dir, 'spool');
+      const { code } = await runCli(['import', input, '--write-key', 'K', '--endpoint', sink.url, '--spool', spool]);
+      expect(code).toBe(0);
+      expect(sink.messages).toHaveLength(40);
+      expect(readdirSync(spool)).toEqual([]);
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
+describe('bounds', () => {
+  it('drops calls past maxSpoolBytes with a drop event, and keeps the others', async () => {
+    const sink = await startSink({ idsOnly: true });
+    try {
+      const analytics = new Analytics('wk', { spool: dir, endpoint: sink.url, maxSpoolBytes: 2_000, flushAt: 100, silent: true });
+      const drops: string[] = [];
+      analytics.on('drop', (event) => drops.push(`${event.reason}:${event.error.name}`));
+      for (let n = 0; n < 30; n++) analytics.track({ userId: 'u', event: 'Bounded', properties: { n } });
+      const summary = await analytics.close();
+      expect(summary.dropped).toBeGreaterThan(0);
+      expect(summary.delivered + summary.dropped).toBe(30);
+      expect(sink.messages).toHaveLength(summary.delivered);
+      expect(new Set(drops)).toEqual(new Set(['queue-full:SpoolFullError']));
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
+describe('a full disk', () => {
+  it('keeps the client working in memory and says so once', async (context) => {
+    const disk = mountTmpfs('1m');
+    if (typeof disk === 'string') return context.skip(disk);
+    const sink = await startSink({ idsOnly: true });
+    try {
+      disk.fill();
+      const errors: AnalyticsError[] = [];
+      const analytics = new Analytics('wk', { spool: join(disk.dir, 'data', 'spool'), endpoint: sink.url, flushAt: 100, spoolInterval: 5 });
+      analytics.on('error', (error) => errors.push(error));
+      for (let round = 0; round < 5; round++) {
+        for (let n = 0; n < 200; n++) analytics.track({ userId: 'u', event: 'Full', properties: { round, n, pad: 'x'.repeat(200) } });
+        await sleep(20);
+      }
+      expect(await analytics.close()).toEqual({ delivered: 1_000, failed: 0, dropped: 0 });
+      expect(sink.messages).toHaveLength(1_000);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(SpoolError);
+      expect(errors[0]).toMatchObject({ code: 'ERR_SPOOL', cause: expect.objectContaining({ code: 'ENOSPC' }) });
+    } finally {
+      await sink.close();
+      disk.unmount();
+    }
+  });
+});
