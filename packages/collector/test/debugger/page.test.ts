@@ -265,4 +265,24 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     expect(await narrow.locator('#log th', { hasText: 'Status' }).isVisible()).toBe(true);
     await narrow.close();
   });
+
+  it('shows a repeated messageId as a duplicate of the first: not forwarded, in the row and the detail view', async () => {
+    await page.goto(`${collector.url}/`);
+    await expect.poll(() => page.locator('#state').getAttribute('data-state')).toBe('open');
+    await send('wk_web', { userId: 'u1', event: 'Sent Twice', messageId: 'page-twice' });
+    await send('wk_web', { userId: 'u1', event: 'Sent Twice', messageId: 'page-twice' });
+    await expect.poll(() => row('Sent Twice').count()).toBe(2);
+    const [repeat, first] = [row('Sent Twice').first(), row('Sent Twice').last()];
+    await expect.poll(() => repeat.textContent()).toContain('not forwarded (a duplicate: messageId "page-twice" was first accepted at ');
+    expect(await repeat.locator('.message-status').textContent()).toBe('not forwarded');
+    expect(await repeat.locator('.webhook .badge').count()).toBe(0);
+    await expect.poll(() => first.locator('.message-status').textContent()).toBe('delivered');
+    await repeat.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#detail').isVisible()).toBe(true);
+    expect(await page.locator('#detail .note').textContent()).toMatch(/^a duplicate of the message first accepted at .+: not forwarded$/);
+    expect(await page.locator('#detail').textContent()).toContain('Not forwarded: no webhook request was made.');
+    await page.keyboard.press('Escape');
+    expect(ok.requests.filter((request) => request.body.includes('page-twice'))).toHaveLength(1);
+  });
 });
