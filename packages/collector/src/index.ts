@@ -1,4 +1,4 @@
-export { COLLECTOR_DEFAULTS, type CollectorOptions, type RunningCollector, startCollector } from './ingress/collector.js';
+export { COLLECTOR_DEFAULTS, type CollectorOptions, type RunningCollector, startCollector } from './app/collector.js';
 export {
   type CollectorConfig,
   CONFIG_DEFAULTS,

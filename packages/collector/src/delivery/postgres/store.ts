@@ -8,7 +8,7 @@ import { DEDUPE_DEFAULTS } from '../../config/config.js';
 import type { EventHistory } from '../../debugger/history.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
 import { Sweeper } from './retention.js';
-import { PostgresHistory } from './history.js';
+import { PostgresHistory } from '../../debugger/postgres-history.js';
 import { migrate } from './schema.js';
 import { ChannelListener } from './channel-listener.js';
 import { describeFailure, unavailableOr } from './failure.js';

@@ -4,17 +4,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError, log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
 import { CollectorMetrics } from '../observe/metrics.js';
-import { Access, isLoopback } from './auth.js';
+import { Access, isLoopback } from '../ingress/auth.js';
 import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { EventHub } from '../debugger/events.js';
 import { HistoryFile } from '../debugger/history.js';
-import { HostCheck } from './hosts.js';
+import { HostCheck } from '../ingress/hosts.js';
 import { JournalStore } from '../delivery/journal.js';
 import { openStore } from '../delivery/open-store.js';
-import { Readiness } from './health.js';
-import { Router } from './router.js';
-import { createHandler, type ServerContext, startingHandler } from './server.js';
+import { Readiness } from '../ingress/health.js';
+import { Router } from '../ingress/router.js';
+import { createHandler, type ServerContext, startingHandler } from '../ingress/server.js';
 import type { Store, StoreSnapshot } from '../delivery/store.js';
 
 /** Options of {@link startCollector}. */

@@ -1,9 +1,9 @@
 import type { Client, Pool } from 'pg';
 import { GroupCommit, log } from 'batched-analytics/internal';
-import { report } from '../../config/report.js';
-import type { EventHistory, HistoryEntry } from '../../debugger/history.js';
-import { absorb } from '../../debugger/views.js';
-import { ChannelListener } from './channel-listener.js';
+import { report } from '../config/report.js';
+import type { EventHistory, HistoryEntry } from './history.js';
+import { absorb } from './views.js';
+import { ChannelListener } from '../delivery/postgres/channel-listener.js';
 
 /** The channel a process tells the others on that it recorded event states. */
 export const EVENTS_CHANNEL = 'batched_analytics_events';
