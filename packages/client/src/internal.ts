@@ -8,6 +8,7 @@ export { type Command, type CommandContext, EXIT, UsageError } from './cli/comma
 export { runCommand, runMain } from './cli/run.js';
 export { describe } from './core/describe.js';
 export { AnalyticsError, ConfigError, HttpError, messageOf, ValidationError } from './core/errors.js';
+export { Emitter } from './core/emitter.js';
 export { GroupCommit, type GroupCommitOptions } from './core/group-commit.js';
 export { InProgress } from './core/in-progress.js';
 export { isDestinationEnabled } from './core/integrations.js';

@@ -2,13 +2,11 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { report } from '../../config/report.js';
-import type { Arrival, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreSnapshot } from '../store.js';
+import type { Arrival, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from '../store.js';
 import { storeClosedError } from '../store.js';
 import { DEDUPE_DEFAULTS } from '../../config/config.js';
-import type { EventHistory } from '../../debugger/history.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
 import { Sweeper } from './retention.js';
-import { PostgresHistory } from '../../debugger/postgres-history.js';
 import { migrate } from './schema.js';
 import { ChannelListener } from './channel-listener.js';
 import { describeFailure, unavailableOr } from './failure.js';
@@ -404,12 +402,8 @@ export class PostgresStore implements Store {
     return () => this.#workListeners.delete(listener);
   }
 
-  /** The live page's events in the database, shared by every collector using it. */
-  history(retention: number): EventHistory {
-    return new PostgresHistory(
-      { pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer, describe: (error) => this.#describe(error) },
-      retention,
-    );
+  database(): StoreDatabase {
+    return { pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer, describe: (error) => this.#describe(error) };
   }
 
   close(): Promise<void> {
