@@ -632,7 +632,10 @@ export class JournalStore implements Store {
   /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
   async #maintain(): Promise<void> {
     const head = this.#head;
-    const idle = head.live === 0 && head.size >= (this.#full ? 1 : this.#segmentSize / 8);
+    // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
+    // gives its room back at once: acceptances wait for that room.
+    const short = this.#full || this.#reserve === 'missing';
+    const idle = head.live === 0 && head.size >= (short ? 1 : this.#segmentSize / 8);
     if (head.size >= this.#segmentSize || idle) await this.#roll();
     await this.#removeDead();
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
