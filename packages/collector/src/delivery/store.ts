@@ -93,7 +93,7 @@ export interface AudiencePlan {
 export interface Store {
   /**
    * Connects or recovers what the previous run left; called before any other method, and again
-   * only after it rejected with `ERR_STORE_CONNECT` (the database was not reachable yet).
+   * only after it rejected with a `StoreConnectError` (the database was not reachable yet).
    */
   open(): Promise<StoreSnapshot>;
   /**
@@ -206,10 +206,6 @@ export class StoreUnavailableError extends AnalyticsError {
 /** The `Retry-After` (seconds) of a {@link StoreUnavailableError} when the store names none. */
 export const STORE_RETRY_AFTER = 5;
 
-/** What every store's calls reject with once it is closed: the same code whichever store it is. */
-export function storeClosedError(): AnalyticsError {
-  return new AnalyticsError('The store is closed', { code: 'ERR_STORE_CLOSED' });
-}
 
 /** The key of an audience in a store's in-memory map: audiences are per source. */
 export function audienceKey(source: string, name: string): string {
