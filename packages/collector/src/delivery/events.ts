@@ -1,4 +1,5 @@
 import { Emitter, type WebhookDestination, type WebhookInput } from 'batched-analytics/internal';
+import type { WebhookAttemptEvent } from 'batched-analytics/webhooks';
 import type { Delivery, Outcome } from './store.js';
 
 /**
@@ -31,21 +32,8 @@ export interface Entry {
   replayOf?: string;
 }
 
-/** One receiver's answer within one attempt. */
-export interface AttemptEvent {
-  id: string;
-  source: string;
-  /** The attempt of the delivery, from 1. */
-  attempt: number;
-  /** Position of the receiver in the source's `webhooks`. */
-  index: number;
-  url: string;
-  ok: boolean;
-  status?: number;
-  error?: Error;
-  /** How long the request took, in ms. */
-  duration: number;
-}
+/** One receiver's answer within one attempt, as the source's destination told it, with the source. */
+export type AttemptEvent = Omit<WebhookAttemptEvent, 'messageId' | 'type'> & { source: string };
 
 /**
  * What the delivery layer tells whoever watches it (the page, the metrics, the logs): they
