@@ -11,7 +11,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Each package's layers, lowest first; folders on one line share a height and may not import each other. */
 const LAYERS: Record<string, string[][]> = {
   client: [['platform'], ['core'], ['http'], ['client'], ['webhooks', 'import'], ['cli']],
-  collector: [['config'], ['observe'], ['debugger'], ['delivery'], ['ingress'], ['cli']],
+  // A message flows up: ingress hands it to delivery, whose events the page (debugger) and the
+  // metrics and logs (observe) follow; app/ wires them. Nothing below calls back up.
+  collector: [['config'], ['delivery'], ['debugger', 'observe'], ['ingress'], ['app'], ['cli']],
 };
 
 /** Relative imports and re-exports of a module (type-only ones too: they couple the code as much). */
@@ -99,6 +101,19 @@ describe('the layering check itself', () => {
     ['/p/src/core/errors.ts', '/q/src/core/errors.ts', "it reaches outside the package's src/"],
   ])('refuses %s importing %s', (from, to, why) => {
     expect(violation(layers, src, from, to)).toBe(why);
+  });
+  it.each([
+    ['/p/src/delivery/deliverer.ts', '/p/src/debugger/events.ts', 'debugger/ is above delivery/'],
+    ['/p/src/delivery/intake.ts', '/p/src/ingress/router.ts', 'ingress/ is above delivery/'],
+    ['/p/src/delivery/deliverer.ts', '/p/src/observe/metrics.ts', 'observe/ is above delivery/'],
+    ['/p/src/debugger/feed.ts', '/p/src/observe/metrics.ts', 'debugger/ and observe/ are siblings'],
+    ['/p/src/ingress/server.ts', '/p/src/app/collector.ts', 'app/ is above ingress/'],
+  ])('in the collector, refuses %s calling back up to %s', (from, to, why) => {
+    expect(violation(LAYERS.collector!, src, from, to)).toBe(why);
+  });
+  it('in the collector, accepts the page following delivery and the root wiring ingress', () => {
+    expect(violation(LAYERS.collector!, src, '/p/src/debugger/feed.ts', '/p/src/delivery/events.ts')).toBeUndefined();
+    expect(violation(LAYERS.collector!, src, '/p/src/app/collector.ts', '/p/src/ingress/router.ts')).toBeUndefined();
   });
   it('accepts an import down the stack and one within a folder', () => {
     expect(violation(layers, src, '/p/src/client/analytics.ts', '/p/src/core/errors.ts')).toBeUndefined();

@@ -9,6 +9,7 @@ export { runCommand, runMain } from './cli/run.js';
 export { closest } from './core/closest.js';
 export { describe } from './core/describe.js';
 export { AnalyticsError, ConfigError, HttpError, messageOf, ValidationError } from './core/errors.js';
+export { Emitter } from './core/emitter.js';
 export { GroupCommit, type GroupCommitOptions } from './core/group-commit.js';
 export { InProgress } from './core/in-progress.js';
 export { isDestinationEnabled } from './core/integrations.js';

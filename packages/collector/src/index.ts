@@ -1,4 +1,4 @@
-export { COLLECTOR_DEFAULTS, type CollectorOptions, type RunningCollector, startCollector } from './ingress/collector.js';
+export { COLLECTOR_DEFAULTS, type CollectorOptions, type RunningCollector, startCollector } from './app/collector.js';
 export {
   type CollectorConfig,
   CONFIG_DEFAULTS,
@@ -11,7 +11,8 @@ export {
   type ServerOptions,
   type SourceConfig,
 } from './config/config.js';
-export type { Arrival, AudiencePlan, AudienceRecord, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreSnapshot } from './delivery/store.js';
+export type { Arrival, AudiencePlan, AudienceRecord, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from './delivery/store.js';
+export { DataDirLockedError, JournalVersionError, SchemaVersionError, StoreClosedError, StoreConnectError } from './delivery/errors.js';
 export { StoreUnavailableError } from './delivery/store.js';
 export { JournalStore, type JournalOptions } from './delivery/journal.js';
 export { PostgresStore } from './delivery/postgres/store.js';

@@ -1,6 +1,6 @@
 import { ConfigError } from 'batched-analytics/internal';
 import { loadConfig } from '../config/config.js';
-import type { RunningCollector } from '../ingress/collector.js';
+import type { RunningCollector } from '../app/collector.js';
 import type { Logger } from '../observe/log.js';
 
 /**

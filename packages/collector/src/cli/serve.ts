@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { COLLECTOR_DEFAULTS, type RunningCollector, startCollector } from '../ingress/collector.js';
+import { COLLECTOR_DEFAULTS, type RunningCollector, startCollector } from '../app/collector.js';
 import { CONFIG_DEFAULTS, type CollectorConfig, DEDUPE_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
 import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import { report } from '../config/report.js';
@@ -44,6 +44,13 @@ export interface EventHistory {
 
 const FILE = 'history.ndjson';
 /**
+ * The share of its disk the history may take, at most: the journal needs the rest (its segments
+ * and reserve), and the page's history must never be why an acceptance is refused.
+ */
+const DISK_SHARE = 1 / 8;
+/** Free space, as a share of the disk, below which nothing is written: the disk is short, and the journal comes first. */
+const FREE_FLOOR = 1 / 4;
+/**
  * Entries a rewrite serializes per write: the whole history as one string would be tens of MB
  * at once (10,000 events of a few KB), all of it garbage a moment later.
  */
@@ -52,6 +59,9 @@ const REWRITE_CHUNK = 256;
 /**
  * The default {@link EventHistory}: one NDJSON line per recorded state in the data directory,
  * appended without fsync. Writes run one after another, so a compaction never races an append.
+ * The disk goes to the journal first: the file takes at most an eighth of its disk (beyond, it is
+ * cut to its newest half, whole lines), and nothing is written while less than a quarter of the
+ * disk is free (what is there then is let go, so that the room is the journal's).
  */
 export class HistoryFile implements EventHistory {
   readonly #file: string;
@@ -60,6 +70,8 @@ export class HistoryFile implements EventHistory {
   #buffer: string[] | undefined;
   /** The writes in order; never rejects (failures are logged: the history is best effort). */
   #writes: Promise<void> = Promise.resolve();
+  /** The file's size as written, in bytes. */
+  #size = 0;
 
   constructor(dir: string, retention: number) {
     this.#file = path.join(dir, FILE);
@@ -75,6 +87,7 @@ export class HistoryFile implements EventHistory {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
+    this.#size = Buffer.byteLength(text);
     for (const line of text.split('\n')) {
       if (line === '') continue;
       try {
@@ -122,18 +135,70 @@ export class HistoryFile implements EventHistory {
 
   async #append(lines: string[]): Promise<void> {
     if (this.#buffer === lines) this.#buffer = undefined;
-    if (lines.length > 0) await appendFile(this.#file, lines.join(''));
+    if (lines.length === 0) return;
+    const disk = await this.#disk();
+    const share = disk.total * DISK_SHARE;
+    // A drain settles many at once: of one append, only the newest half of the share is kept.
+    let bytes = 0;
+    let first = lines.length;
+    while (first > 0 && bytes + Buffer.byteLength(lines[first - 1]!) <= share / 2) bytes += Buffer.byteLength(lines[--first]!);
+    if (disk.free - bytes < disk.total * FREE_FLOOR) return this.#letGo();
+    if (this.#size + bytes > share) await this.#cut(share / 2 - bytes);
+    const text = lines.slice(first).join('');
+    await appendFile(this.#file, text);
+    this.#size += bytes;
+  }
+
+  /** The size of the history's disk and its room left, in bytes. */
+  async #disk(): Promise<{ total: number; free: number }> {
+    const { blocks, bavail, bsize } = await statfs(path.dirname(this.#file));
+    return { total: blocks * bsize, free: bavail * bsize };
+  }
+
+  /** Gives the room the file takes back to the journal: the page loses its older events after a restart, nothing else. */
+  async #letGo(): Promise<void> {
+    if (this.#size === 0) return;
+    await truncate(this.#file, 0);
+    this.#size = 0;
+    report('warn', 'collector: the disk is short: the live page\'s history (%s) is emptied and not written until there is room', this.#file);
+  }
+
+  /** Keeps the newest whole lines of the file within `most` bytes. */
+  async #cut(most: number): Promise<void> {
+    const text = await readFile(this.#file);
+    const from = most <= 0 ? text.length : text.indexOf(0x0a, Math.max(0, text.length - most - 1)) + 1;
+    await this.#replace(text.subarray(from));
+  }
+
+  /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
+  async #rewrite(entries: HistoryEntry[]): Promise<void> {
+    const disk = await this.#disk();
+    // Sized without keeping the lines: the whole history as strings would be tens of MB at once.
+    let first = entries.length;
+    for (let bytes = 0; first > 0; first--) {
+      bytes += Buffer.byteLength(JSON.stringify(entries[first - 1])) + 1;
+      if (bytes > disk.total * DISK_SHARE) break;
+    }
+    const kept = entries.slice(first);
+    await this.#replace(async (write) => {
+      for (let from = 0; from < kept.length; from += REWRITE_CHUNK) {
+        await write(kept.slice(from, from + REWRITE_CHUNK).map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      }
+    });
   }
 
   /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */
-  async #rewrite(entries: HistoryEntry[]): Promise<void> {
+  async #replace(content: Buffer | ((write: (text: string) => Promise<unknown>) => Promise<void>)): Promise<void> {
     const aside = `${this.#file}.tmp`;
+    let size = 0;
     try {
       const file = await open(aside, 'w');
       try {
-        for (let from = 0; from < entries.length; from += REWRITE_CHUNK) {
-          await file.write(entries.slice(from, from + REWRITE_CHUNK).map((entry) => `${JSON.stringify(entry)}\n`).join(''));
-        }
+        const write = (data: string | Buffer) => {
+          size += Buffer.byteLength(data);
+          return typeof data === 'string' ? file.write(data) : file.write(data);
+        };
+        await (Buffer.isBuffer(content) ? write(content) : content(write));
       } finally {
         await file.close();
       }
@@ -143,5 +208,6 @@ export class HistoryFile implements EventHistory {
       throw error;
     }
     await rename(aside, this.#file);
+    this.#size = size;
   }
 }

@@ -1,4 +1,6 @@
 // What the live debugger shows of each event: the shapes its page, history and detail view share.
+import type { Origin, Route } from '../delivery/events.js';
+
 /**
  * Where a webhook stands with one message. `skipped`: another URL accepted the message before this
  * one answered (or was asked), so it was not needed (and is not retried). One that answered with a
@@ -97,11 +99,7 @@ export interface AttemptView {
 }
 
 /** Whether a message went to a destination, and why not when it did not. */
-export interface RouteView {
-  destination: string;
-  forwarded: boolean;
-  reason?: string;
-}
+export type RouteView = Route;
 
 /** One incoming event (or audience identify, or deletion) and its fate. */
 export interface EventView {
@@ -109,12 +107,8 @@ export interface EventView {
   /** ISO 8601; when the collector accepted it (or replayed it after a restart). */
   receivedAt: string;
   source: string;
-  /**
-   * How it arrived: a tracking call, an audience sync, a deletion request, the store (`replay`: a
-   * delivery accepted before a restart, or by another collector whose record of it this one had not
-   * seen), or a redelivery asked for from the page or `POST /v1/deliveries/:id/replay`.
-   */
-  origin: 'api' | 'audience' | 'deletion' | 'replay' | 'redelivery';
+  /** How it arrived (`replay`: shown from the store, accepted before a restart or by another collector whose record of it this one had not seen). */
+  origin: Origin;
   /** For a redelivery: the event it sends again. */
   replayOf?: string;
   /**

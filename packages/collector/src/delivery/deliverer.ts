@@ -1,12 +1,9 @@
-import { displayUrl, HttpError, InProgress, log, messageOf, WebhookDestination, WebhookError, type WebhookSettings } from 'batched-analytics/internal';
+import { InProgress, log, messageOf, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
-import type { EventHub } from '../debugger/events.js';
-import type { CollectorMetrics } from '../observe/metrics.js';
-import { report, reportAbout } from '../config/report.js';
-import type { Claimed, Delivery, Store } from './store.js';
-
-const NOT_NEEDED = 'not needed: another webhook accepted the message';
+import type { DeliveryEmitter } from './events.js';
+import { report } from '../config/report.js';
+import type { Claimed, Store } from './store.js';
 
 /** A source's destination, with what it was made from and the attempts it is making. */
 interface Destination {
@@ -43,10 +40,7 @@ export class Deliverer {
   #options: DeliveryOptions;
   readonly #queue: QueueOptions;
   readonly #store: Store;
-  readonly #hub: EventHub;
-  /** Shows a claimed delivery on the live page when it was accepted elsewhere, or before a restart. */
-  readonly #show: (delivery: Delivery) => void;
-  readonly #metrics: CollectorMetrics | undefined;
+  readonly #events: DeliveryEmitter;
   readonly #destinations = new Map<string, Destination>();
   /** Destinations a reload replaced, closed once their attempts end. */
   readonly #retired = new Set<WebhookDestination>();
@@ -76,18 +70,14 @@ export class Deliverer {
     delivery: DeliveryOptions;
     queue: QueueOptions;
     store: Store;
-    hub: EventHub;
-    show: (delivery: Delivery) => void;
-    /** Where deliveries, retries and receiver requests are counted. @default none: nothing is counted */
-    metrics?: CollectorMetrics;
+    /** Where claims, attempts and outcomes are told, for the page, the metrics and the logs. */
+    events: DeliveryEmitter;
   }) {
     this.#sources = options.sources;
     this.#options = options.delivery;
     this.#queue = options.queue;
     this.#store = options.store;
-    this.#hub = options.hub;
-    this.#show = options.show;
-    this.#metrics = options.metrics;
+    this.#events = options.events;
     this.#claimFrom = Math.min(CLAIM_BATCH, Math.ceil(this.#queue.maxInFlight / 4));
   }
 
@@ -216,11 +206,10 @@ export class Deliverer {
     const { delivery } = held;
     const { source } = delivery;
     const current = this.#destinationOf(source);
-    this.#show(delivery);
+    this.#events.emit('claimed', { delivery, attempt: held.attempt });
     try {
       if (current === undefined) {
-        log('collector: %s: source %s has no Webhooks destination any more; dropping it', delivery.id, source);
-        if (await this.#store.settle(held, 'failed')) this.#metrics?.settled(source, 'failed');
+        if (await this.#store.settle(held, 'failed')) this.#events.emit('dropped', { delivery, reason: `source ${source} has no Webhooks destination any more` });
         return;
       }
       const { destination, running } = current;
@@ -229,11 +218,12 @@ export class Deliverer {
       let kept = true;
       if (result.outcome === 'delivered' || result.outcome === 'failed') {
         kept = await this.#store.settle(held, result.outcome);
-        if (kept) this.#settled(held, result);
+        if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: result.outcome, error: result.outcome === 'failed' ? result.error : undefined });
       } else if (result.outcome === 'retry') {
         kept = await this.#store.retry(held, result.retryIn, result.targets);
         if (kept) {
-          this.#metrics?.retried(source);
+          const failures = result.error.failures.map(({ index, error }) => ({ index, retryable: error.retryable, message: error.message }));
+          this.#events.emit('retry', { delivery, attempt: held.attempt, delay: result.retryIn, failures });
           this.#wakeIn(result.retryIn);
         }
       }
@@ -243,22 +233,6 @@ export class Deliverer {
       // The claim lapses and the delivery is attempted again: at-least-once.
       report('warn', 'collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, messageOf(error));
     }
-  }
-
-  #settled({ delivery, attempt }: Claimed, result: { outcome: 'delivered' } | { outcome: 'failed'; error: Error }): void {
-    this.#metrics?.settled(delivery.source, result.outcome);
-    if (result.outcome === 'delivered') return;
-    // The first receiver's URL (as shown) and status, not the error's text: a receiver's answer,
-    // quoted in it, may say anything; the live page shows it.
-    const failure = result.error instanceof WebhookError ? result.error.failures[0] : undefined;
-    const fields = {
-      source: delivery.source,
-      deliveryId: delivery.id,
-      messageId: delivery.webhook.messageId,
-      url: failure && displayUrl(failure.url),
-      status: failure?.error instanceof HttpError ? failure.error.status : undefined,
-    };
-    reportAbout('warn', fields, 'collector: %s given up after %d attempt(s); the live page shows why', delivery.id, attempt);
   }
 
   /**
@@ -331,9 +305,11 @@ export class Deliverer {
     const settings = this.#sources.get(name)?.webhooks;
     if (current === undefined && settings !== undefined) {
       const destination = new WebhookDestination(settings, this.#options);
-      this.#watch(destination);
+      destination.on('attempt', ({ id, attempt, index, url, ok, status, error, duration }) =>
+        this.#events.emit('attempt', { id, source: name, attempt, index, url, ok, status, error, duration }),
+      );
       destination.on('recovered', ({ index }) => this.#hasten(name, index));
-      this.#metrics?.watch(name, destination);
+      this.#events.emit('destination', { source: name, destination });
       current = { destination, made: this.#made(settings), running: new InProgress() };
       this.#destinations.set(name, current);
     }
@@ -342,41 +318,5 @@ export class Deliverer {
 
   #made(settings: WebhookSettings): string {
     return JSON.stringify([settings, this.#options]);
-  }
-
-  /** Mirrors a destination's events onto each delivery's view in the live debugger. */
-  #watch(destination: WebhookDestination): void {
-    const hub = this.#hub;
-    const unsettled = (id: string) =>
-      hub.get(id)?.webhooks.flatMap((webhook, index) => (webhook.status === 'delivered' || webhook.status === 'skipped' ? [] : [index])) ?? [];
-    destination.on('attempt', ({ id, index, attempt, ok, status, error, duration }) => {
-      const webhook = hub.get(id)?.webhooks[index];
-      hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
-      const attempts = (webhook?.attempts ?? 0) + 1;
-      if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, attempt, httpStatus: status, note: undefined, nextAttemptAt: undefined });
-      // A request that fails after another URL settled the delivery: not retried, but failed, so that
-      // a dead receiver shows as one.
-      else if (webhook?.status === 'skipped') hub.updateWebhook(id, index, { status: 'failed', attempts, attempt, httpStatus: status, note: `${error?.message}; ${NOT_NEEDED}` });
-      else hub.updateWebhook(id, index, { attempts, attempt, httpStatus: status, note: error?.message });
-    });
-    destination.on('retry', ({ id, attempt, error, delay }) => {
-      const nextAttemptAt = new Date(Date.now() + delay).toISOString();
-      for (const { index, error: cause } of error.failures) {
-        hub.updateWebhook(id, index, cause.retryable ? { status: 'retrying', attempt, note: cause.message, nextAttemptAt } : { status: 'failed', attempt, note: cause.message });
-      }
-    });
-    destination.on('delivered', ({ id }) => {
-      for (const index of unsettled(id)) {
-        // Every request it answered so far failed (else it would be delivered): failed, not retried.
-        const { note: why, attempts } = hub.get(id)!.webhooks[index]!;
-        hub.updateWebhook(id, index, { status: attempts > 0 ? 'failed' : 'skipped', note: `${why ? `${why}; ` : ''}${NOT_NEEDED}`, nextAttemptAt: undefined });
-      }
-    });
-    destination.on('failed', ({ id, error }) => {
-      if (this.#closed) return;
-      for (const index of unsettled(id)) {
-        hub.updateWebhook(id, index, { status: 'failed', note: hub.get(id)!.webhooks[index]!.note ?? error.message, nextAttemptAt: undefined });
-      }
-    });
   }
 }

@@ -1,4 +1,5 @@
-import { AnalyticsError, prepareWebhook } from 'batched-analytics/internal';
+import { prepareWebhook } from 'batched-analytics/internal';
+import { JournalVersionError } from './errors.js';
 import { type JournalRecord, lines, type Schedule } from './journal-format.js';
 import { type AudienceRecord, audienceKey, type Delivery } from './store.js';
 
@@ -11,7 +12,7 @@ export interface Version1State {
 /**
  * Replays a version-1 journal (one file, `journal.ndjson`) in memory, as version 1 did.
  * @param parse reads a line, or reports why it cannot and returns undefined.
- * @throws {AnalyticsError} `ERR_JOURNAL_VERSION` when its header names another version.
+ * @throws {JournalVersionError} when its header names another version.
  */
 export function readVersion1(
   file: string,
@@ -24,7 +25,7 @@ export function readVersion1(
     const record = parse(line, number, start, whole);
     if (record === undefined) continue;
     if (record.op === 'journal' && record.version !== 1) {
-      throw new AnalyticsError(`${file} has journal version ${record.version}; this collector reads version 1 there`, { code: 'ERR_JOURNAL_VERSION' });
+      throw new JournalVersionError(`${file} has journal version ${record.version}; this collector reads version 1 there`);
     }
     if (record.op === 'accept') {
       for (const delivery of record.deliveries) pending.set(delivery.id, { delivery: withBody(delivery) });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
+import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
+import { DataDirLockedError, JournalVersionError, StoreClosedError } from './errors.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule } from './journal-format.js';
 import { readVersion1 } from './journal-v1.js';
 import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
@@ -22,7 +23,6 @@ import {
   type Outcome,
   type Store,
   type StoreSnapshot,
-  storeClosedError,
   StoreUnavailableError,
 } from './store.js';
 
@@ -200,7 +200,7 @@ export class JournalStore implements Store {
   /**
    * Takes the directory's lock, replays the segments, upgrades a version-1 journal, and deletes
    * the segments nothing pending is left in.
-   * @throws {AnalyticsError} `ERR_DATA_DIR_LOCKED` when another live process holds the directory.
+   * @throws {DataDirLockedError} when another live process holds the directory.
    */
   async open(): Promise<StoreSnapshot> {
     await mkdir(this.#dir, { recursive: true });
@@ -505,11 +505,11 @@ export class JournalStore implements Store {
   }
 
   #usable(): void {
-    if (this.#closing) throw storeClosedError();
+    if (this.#closing) throw new StoreClosedError();
   }
 
   async #append(bytes: Buffer, options: Pick<Queued, 'sync' | 'deferrable' | 'written'>): Promise<void> {
-    if (this.#closing) throw storeClosedError();
+    if (this.#closing) throw new StoreClosedError();
     const refused = await this.#commits.add({ bytes, ...options });
     if (refused !== undefined) throw refused;
   }
@@ -632,7 +632,10 @@ export class JournalStore implements Store {
   /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
   async #maintain(): Promise<void> {
     const head = this.#head;
-    const idle = head.live === 0 && head.size >= (this.#full ? 1 : this.#segmentSize / 8);
+    // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
+    // gives its room back at once: acceptances wait for that room.
+    const short = this.#full || this.#reserve === 'missing';
+    const idle = head.live === 0 && head.size >= (short ? 1 : this.#segmentSize / 8);
     if (head.size >= this.#segmentSize || idle) await this.#roll();
     await this.#removeDead();
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
@@ -695,7 +698,7 @@ export class JournalStore implements Store {
       if (record === undefined) continue;
       if (record.op === 'journal') {
         if (record.version > JOURNAL_VERSION) {
-          throw new AnalyticsError(`${segment.file} has journal version ${record.version}; this collector reads up to ${JOURNAL_VERSION}`, { code: 'ERR_JOURNAL_VERSION' });
+          throw new JournalVersionError(`${segment.file} has journal version ${record.version}; this collector reads up to ${JOURNAL_VERSION}`);
         }
       } else if (record.op === 'accept') {
         const sizes = record.sizes ?? [];
@@ -774,7 +777,7 @@ export class JournalStore implements Store {
     }
     const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
     if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-      throw new AnalyticsError(`${this.#dir} is in use by process ${holder} (${file})`, { code: 'ERR_DATA_DIR_LOCKED' });
+      throw new DataDirLockedError(`${this.#dir} is in use by process ${holder} (${file})`);
     }
     // Left behind by a process that was killed: take it over.
     await this.#writeLock(file, 'w');

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AnalyticsError } from 'batched-analytics/internal';
 import { reportEach } from '../config/report.js';
+import { StoreConnectError } from './errors.js';
 import type { Store, StoreSnapshot } from './store.js';
 
 /** Waits between tries to open the store, in ms: doubled after each failure up to the most. */
@@ -29,7 +29,7 @@ export async function openStore(store: Store, options: OpenStoreOptions): Promis
       return await store.open();
     } catch (error) {
       const left = deadline - Date.now();
-      if (!(error instanceof AnalyticsError) || error.code !== 'ERR_STORE_CONNECT' || left <= 0 || options.signal?.aborted) throw error;
+      if (!(error instanceof StoreConnectError) || left <= 0 || options.signal?.aborted) throw error;
       const pause = Math.min(wait, left);
       options.onWait?.(error.message);
       // Every try shows: the backoff already paces them.

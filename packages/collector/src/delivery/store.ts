@@ -1,5 +1,5 @@
 import { AnalyticsError, type AudienceState, type PreparedWebhook, type WebhookInput } from 'batched-analytics/internal';
-import type { EventHistory } from '../debugger/history.js';
+import type { Client, Pool } from 'pg';
 
 /** One message accepted for one source's Webhooks destination, until it is delivered or given up. */
 export interface Delivery {
@@ -93,7 +93,7 @@ export interface AudiencePlan {
 export interface Store {
   /**
    * Connects or recovers what the previous run left; called before any other method, and again
-   * only after it rejected with `ERR_STORE_CONNECT` (the database was not reachable yet).
+   * only after it rejected with a `StoreConnectError` (the database was not reachable yet).
    */
   open(): Promise<StoreSnapshot>;
   /**
@@ -155,11 +155,11 @@ export interface Store {
   /** Calls `listener` when another process may have left work due; @returns a function that stops it. */
   onWork(listener: () => void): () => void;
   /**
-   * Where the live page keeps its events, when the store keeps them for every process sharing it
-   * (so each process's page shows them all); called after `open()`. Absent: the collector keeps a
-   * history of its own.
+   * The database, when the store is one that several processes share: the live page keeps its
+   * events there too, so that each process's page shows them all. Called after `open()`. Absent:
+   * the page keeps a history of its own.
    */
-  history?(retention: number): EventHistory;
+  database?(): StoreDatabase;
   /**
    * What waits undelivered, for monitoring (the collector's `/metrics`): deliveries pending (by
    * every process sharing the store) and when the oldest of them was accepted (its `receivedAt`,
@@ -168,6 +168,18 @@ export interface Store {
   backlog?(): Promise<Backlog>;
   /** Writes what is buffered and releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What {@link Store.database} gives: the store's connections, for the page's shared history. */
+export interface StoreDatabase {
+  /** The store's pool, while it is open. */
+  pool(): Pool;
+  /** A new connection of its own, for `LISTEN`. */
+  connect(): Client;
+  /** This process, as the rows it writes name it. */
+  writer: string;
+  /** A database failure in words, for reports. */
+  describe(error: unknown): string;
 }
 
 /** What {@link Store.backlog} resolves with. */
@@ -194,10 +206,6 @@ export class StoreUnavailableError extends AnalyticsError {
 /** The `Retry-After` (seconds) of a {@link StoreUnavailableError} when the store names none. */
 export const STORE_RETRY_AFTER = 5;
 
-/** What every store's calls reject with once it is closed: the same code whichever store it is. */
-export function storeClosedError(): AnalyticsError {
-  return new AnalyticsError('The store is closed', { code: 'ERR_STORE_CLOSED' });
-}
 
 /** The key of an audience in a store's in-memory map: audiences are per source. */
 export function audienceKey(source: string, name: string): string {

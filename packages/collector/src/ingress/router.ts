@@ -1,53 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { type AudienceState, audienceSync, audienceTrait, displayUrl, isDestinationEnabled, type Message, type PreparedWebhook, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
+import { audienceSync, audienceTrait, isDestinationEnabled, type Message, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
 import { type SourceConfig, WEBHOOKS } from '../config/config.js';
-import type { Deliverer } from '../delivery/deliverer.js';
 import type { EventHub } from '../debugger/events.js';
-import type { EventView, RouteView } from '../debugger/views.js';
-import type { Arrival, AudiencePlan, Claimed, Delivery, Store } from '../delivery/store.js';
-import type { CollectorMetrics } from '../observe/metrics.js';
-
-/** What an acceptance records and shows. */
-interface Planned extends Pick<AudiencePlan, 'deliveries'> {
-  /** Per message: its view, and its webhook and delivery when it is forwarded. */
-  views: [EventView, PreparedWebhook | undefined, Delivery?][];
-}
+import type { Entry, Origin, Route } from '../delivery/events.js';
+import type { Intake } from '../delivery/intake.js';
 
 /** A message bound for one source, with where it goes. */
 export interface Routed {
   source: SourceConfig;
   message: WebhookInput;
-  routes: RouteView[];
+  routes: Route[];
 }
 
 /**
  * Where a message goes: the source's Webhooks destination, unless the source has none or the
  * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`).
  */
-export function routeMessage(source: SourceConfig, message: WebhookInput): RouteView[] {
-  const route = (reason?: string): RouteView[] =>
+export function routeMessage(source: SourceConfig, message: WebhookInput): Route[] {
+  const route = (reason?: string): Route[] =>
     reason === undefined ? [{ destination: WEBHOOKS, forwarded: true }] : [{ destination: WEBHOOKS, forwarded: false, reason }];
   if (source.webhooks === undefined) return route('the source has no Webhooks destination');
   if (message.type !== 'delete' && !isDestinationEnabled((message as Message).integrations, WEBHOOKS)) {
     return route('disabled by the message\'s integrations');
   }
   return route();
-}
-
-/**
- * Shows an event as a repeat: forwarded nowhere, saying of which acceptance. It is counted as
- * de-duplicated, not as accepted: it was answered 200, and nothing of it recorded.
- */
-function markRepeat(view: EventView, firstAt: number): void {
-  const first = new Date(firstAt).toISOString();
-  view.duplicateOf = { firstAcceptedAt: first };
-  view.routes = view.routes.map(({ destination }) => ({
-    destination,
-    forwarded: false,
-    reason: `a duplicate: messageId ${JSON.stringify(view.message.messageId)} was first accepted at ${first}`,
-  }));
-  view.status = 'not forwarded';
-  view.webhooks = [];
 }
 
 /** An audience sync as recorded: its plan, and what the routes answer. */
@@ -59,71 +35,36 @@ export interface AudienceSyncOutcome {
 }
 
 /**
- * The accept pipeline every route ends in: record what is to be delivered durably (claiming as
- * much of it as this process has room for), show it in the live debugger, then deliver what was
- * claimed; the rest waits in the store for whichever process has room.
+ * Turns what the routes validated into entries (each forwarded one with its webhook, its body
+ * fixed now with the acceptance time) and hands them to the delivery intake.
  */
 export class Router {
-  readonly #store: Store;
+  readonly #intake: Intake;
   readonly #hub: EventHub;
-  readonly #deliverer: Deliverer;
   #sources: ReadonlyMap<string, SourceConfig>;
-  readonly #lease: number;
-  readonly #metrics: CollectorMetrics | undefined;
-  /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
-  readonly #shownUrls = new Map<string, string[]>();
 
-  /** @param options.metrics where accepted messages are counted; @default none */
-  constructor(options: { store: Store; hub: EventHub; deliverer: Deliverer; sources: ReadonlyMap<string, SourceConfig>; lease: number; metrics?: CollectorMetrics }) {
-    this.#store = options.store;
+  constructor(options: { intake: Intake; hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
+    this.#intake = options.intake;
     this.#hub = options.hub;
-    this.#deliverer = options.deliverer;
     this.#sources = options.sources;
-    this.#lease = options.lease;
-    this.#metrics = options.metrics;
   }
 
-  /** Takes new sources (a config reload): messages accepted from now on are routed and shown with them. */
+  /** Takes new sources (a config reload): redeliveries from now on go to them. */
   reconfigure(sources: ReadonlyMap<string, SourceConfig>): void {
     this.#sources = sources;
-    this.#shownUrls.clear();
   }
 
   /**
    * Accepts messages all or nothing. Those of the ingestion API (`origin` `api`) are de-duplicated
-   * per source on `messageId` by the store: a repeat within its window is shown as one, counted,
-   * and forwarded nowhere. Deletions are not: each request is a request of its own.
+   * per source on `messageId` by the store: a repeat within its window is forwarded nowhere.
+   * Deletions are not: each request is a request of its own.
    * @param receivedAt when the request arrived, in ms since the epoch, as the messages' own
    * `receivedAt` says (their webhooks and the page then say the same); @default now
-   * @throws {ValidationError} when a forwarded message has no webhook body (the routes validated it).
    * @throws what the store throws: then nothing is recorded, shown or forwarded.
    */
-  async accept(items: readonly Routed[], origin: EventView['origin'], receivedAt?: number): Promise<void> {
-    const planned = this.#plan(items, origin, receivedAt);
-    if (origin === 'api') return this.#ingest(planned);
-    if (planned.deliveries.length === 0) return this.#show(planned, []);
-    this.#show(planned, await this.#store.accept(planned.deliveries, this.#claiming()));
-  }
-
-  /** Records through the store's de-duplication; repeats are shown as such and forwarded nowhere. */
-  async #ingest(planned: Planned): Promise<void> {
-    const arrivals: Arrival[] = planned.views.map(([view, , delivery]) => {
-      const messageId = view.message.messageId;
-      // The routes validated a messageId into every message; a view's id never repeats otherwise.
-      return { source: view.source, messageId: typeof messageId === 'string' ? messageId : view.id, delivery };
-    });
-    const { claimed, repeats } = await this.#store.ingest(arrivals, this.#claiming());
-    const deliveries: Delivery[] = [];
-    const views = planned.views.map(([view, webhook, delivery], index): Planned['views'][number] => {
-      const firstAt = repeats[index];
-      if (firstAt === undefined) {
-        if (delivery !== undefined) deliveries.push(delivery);
-        return [view, webhook, delivery];
-      }
-      markRepeat(view, firstAt);
-      return [view, undefined];
-    });
-    this.#show({ deliveries, views }, claimed);
+  accept(items: readonly Routed[], origin: Origin, receivedAt?: number): Promise<void> {
+    const entries = plan(items, origin, receivedAt);
+    return origin === 'api' ? this.#intake.ingest(entries) : this.#intake.accept(entries);
   }
 
   /**
@@ -135,18 +76,13 @@ export class Router {
    */
   async syncAudience(source: SourceConfig, name: string, userIds: Iterable<string>): Promise<AudienceSyncOutcome> {
     const trait = audienceTrait(name);
-    const { plan, claimed } = await this.#store.syncAudience(
-      source.name,
-      name,
-      (previous: AudienceState | undefined) => {
-        const sync = audienceSync(name, userIds, previous);
-        const items = sync.messages.map((message) => ({ source, message, routes: routeMessage(source, message) }));
-        return { ...this.#plan(items, 'audience'), state: sync.state, joined: sync.messages.filter((m) => (m.traits as Record<string, unknown>)[trait] === true).length };
-      },
-      this.#claiming(),
-    );
-    this.#show(plan, claimed);
-    return { members: plan.state.members.length, joined: plan.joined, left: plan.views.length - plan.joined };
+    const planned = await this.#intake.syncAudience(source.name, name, (previous) => {
+      const sync = audienceSync(name, userIds, previous);
+      const items = sync.messages.map((message) => ({ source, message, routes: routeMessage(source, message) }));
+      const joined = sync.messages.filter((m) => (m.traits as Record<string, unknown>)[trait] === true).length;
+      return { entries: plan(items, 'audience'), state: sync.state, joined };
+    });
+    return { members: planned.state.members.length, joined: planned.joined, left: planned.entries.length - planned.joined };
   }
 
   /**
@@ -159,92 +95,20 @@ export class Router {
     const view = this.#hub.get(id);
     const sent = this.#hub.webhookOf(id);
     if (view === undefined || sent === undefined || !this.#sources.has(view.source)) return undefined;
-    const delivery: Delivery = {
-      id: randomUUID(),
-      source: view.source,
-      message: view.message as unknown as WebhookInput,
-      webhook: { ...sent, receivedAt: Date.now() },
-    };
-    const again = this.#view(delivery.id, view.source, delivery.message, 'redelivery', view.routes, delivery.webhook.receivedAt);
-    again.replayOf = id;
-    this.#show({ deliveries: [delivery], views: [[again, delivery.webhook]] }, await this.#store.accept([delivery], this.#claiming()));
+    const receivedAt = Date.now();
+    const message = view.message as unknown as WebhookInput;
+    const delivery = { id: randomUUID(), source: view.source, message, webhook: { ...sent, receivedAt } };
+    await this.#intake.accept([{ id: delivery.id, source: view.source, message, origin: 'redelivery', routes: view.routes, receivedAt, delivery, replayOf: id }]);
     return delivery.id;
   }
+}
 
-  /**
-   * Shows a delivery this process claimed that its hub does not hold: accepted by another process
-   * sharing the store, or before a restart.
-   */
-  showClaimed(delivery: Delivery): void {
-    if (this.#hub.get(delivery.id) !== undefined) return;
-    const source = this.#sources.get(delivery.source);
-    const routes: RouteView[] = source
-      ? routeMessage(source, delivery.message)
-      : [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }];
-    this.#hub.add(this.#view(delivery.id, delivery.source, delivery.message, 'replay', routes, delivery.webhook.receivedAt), delivery.webhook);
-  }
-
-  /** The deliveries and views of routed messages, bodies fixed now with the acceptance time. */
-  #plan(items: readonly Routed[], origin: EventView['origin'], acceptedAt = Date.now()): Planned {
-    const planned: Planned = { deliveries: [], views: [] };
-    for (const { source, message, routes } of items) {
-      const id = randomUUID();
-      const webhook = routes.some((route) => route.forwarded) ? prepareWebhook(message, acceptedAt) : undefined;
-      const delivery = webhook && { id, source: source.name, message, webhook };
-      if (delivery) planned.deliveries.push(delivery);
-      planned.views.push([this.#view(id, source.name, message, origin, routes, acceptedAt), webhook, delivery]);
-    }
-    return planned;
-  }
-
-  /** What an acceptance claims: as many deliveries as this process has room for. */
-  #claiming(): { claim: number; lease: number } {
-    return { claim: this.#deliverer.room(), lease: this.#lease };
-  }
-
-  /** Once recorded: shows the events, and delivers what was claimed. */
-  #show(planned: Planned, claimed: Claimed[]): void {
-    // Counted per run of one source (a batch is one): a labelled increment costs more than a loop step.
-    const runs = { accepted: { source: '', count: 0 }, deduplicated: { source: '', count: 0 } };
-    const count = (kind: keyof typeof runs, source: string) => {
-      const run = runs[kind];
-      if (source !== run.source) {
-        if (run.count > 0) this.#metrics?.[kind](run.source, run.count);
-        runs[kind] = { source, count: 1 };
-      } else run.count += 1;
-    };
-    for (const [view, webhook] of planned.views) {
-      this.#hub.add(view, webhook);
-      count(view.duplicateOf === undefined ? 'accepted' : 'deduplicated', view.source);
-    }
-    for (const [kind, run] of Object.entries(runs) as [keyof typeof runs, { source: string; count: number }][]) {
-      if (run.count > 0) this.#metrics?.[kind](run.source, run.count);
-    }
-    this.#deliverer.take(claimed, planned.deliveries.length - claimed.length);
-  }
-
-  #view(id: string, source: string, message: WebhookInput, origin: EventView['origin'], routes: RouteView[], at: number): EventView {
-    const forwarded = routes.some((route) => route.forwarded);
-    const urls = forwarded ? this.#shownUrlsOf(source) : [];
-    return {
-      id,
-      receivedAt: new Date(at).toISOString(),
-      source,
-      origin,
-      message: message as unknown as Record<string, unknown>,
-      routes,
-      status: forwarded ? 'pending' : 'not forwarded',
-      webhooks: urls.map((url) => ({ url, status: 'pending', attempts: 0 })),
-      attempts: [],
-    };
-  }
-
-  #shownUrlsOf(source: string): string[] {
-    let urls = this.#shownUrls.get(source);
-    if (urls === undefined) {
-      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map((webhook) => displayUrl(webhook.url));
-      this.#shownUrls.set(source, urls);
-    }
-    return urls;
-  }
+/** The entries of routed messages, each forwarded one with its delivery. */
+function plan(items: readonly Routed[], origin: Origin, acceptedAt = Date.now()): Entry[] {
+  return items.map(({ source, message, routes }) => {
+    const id = randomUUID();
+    const entry: Entry = { id, source: source.name, message, origin, routes, receivedAt: acceptedAt };
+    if (routes.some((route) => route.forwarded)) entry.delivery = { id, source: source.name, message, webhook: prepareWebhook(message, acceptedAt) };
+    return entry;
+  });
 }

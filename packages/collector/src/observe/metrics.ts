@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WebhookDestination } from 'batched-analytics/internal';
+import type { DeliveryEmitter, Entry } from '../delivery/events.js';
 
 /** The `Content-Type` of {@link CollectorMetrics.exposition}'s text. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -149,6 +150,16 @@ export class CollectorMetrics {
     });
   }
 
+  /** Counts what `events` tells: messages accepted and repeated, outcomes, retries, receivers' requests. */
+  follow(events: DeliveryEmitter): void {
+    events.on('accepted', (entries) => countRuns(entries, (source, count) => this.accepted(source, count)));
+    events.on('duplicate', (repeats) => countRuns(repeats.map(({ entry }) => entry), (source, count) => this.deduplicated(source, count)));
+    events.on('settled', ({ delivery, outcome }) => this.settled(delivery.source, outcome));
+    events.on('dropped', ({ delivery }) => this.settled(delivery.source, 'failed'));
+    events.on('retry', ({ delivery }) => this.retried(delivery.source));
+    events.on('destination', ({ source, destination }) => this.watch(source, destination));
+  }
+
   /** `count` messages of `source` recorded. */
   accepted(source: string, count = 1): void {
     this.#accepted.inc({ source }, count);
@@ -190,4 +201,17 @@ export class CollectorMetrics {
   exposition(): Promise<string> {
     return this.#registry.metrics();
   }
+}
+
+/** Calls `count` once per run of entries of one source (a batch is one): a labelled increment costs more than a loop step. */
+function countRuns(entries: readonly Entry[], count: (source: string, count: number) => void): void {
+  let run = { source: '', count: 0 };
+  for (const { source } of entries) {
+    if (source === run.source) run.count += 1;
+    else {
+      if (run.count > 0) count(run.source, run.count);
+      run = { source, count: 1 };
+    }
+  }
+  if (run.count > 0) count(run.source, run.count);
 }

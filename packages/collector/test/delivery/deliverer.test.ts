@@ -1,7 +1,7 @@
 // The Deliverer against a real journal store and a real receiver: how it takes due work from the store.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Deliverer } from '../../src/delivery/deliverer.js';
-import { EventHub } from '../../src/debugger/events.js';
+import { DeliveryEmitter } from '../../src/delivery/events.js';
 import { JournalStore } from '../../src/delivery/journal.js';
 import type { Claimed, Store } from '../../src/delivery/store.js';
 import { tempDir, waitFor } from '../../../../test/helpers/collector.js';
@@ -38,8 +38,7 @@ function deliverer(store: Store, receiver: Loopback, maxInFlight: number): Deliv
     delivery: { maxRequestsPerUrl: 1 },
     queue: { lease: 30_000, pollInterval: 60_000, maxInFlight },
     store,
-    hub: new EventHub(),
-    show: () => undefined,
+    events: new DeliveryEmitter(),
   });
   closing.push(() => made.close());
   return made;

@@ -10,6 +10,9 @@ import { mountTmpfs } from '../../../../test/helpers/tmpfs.js';
 // 3 MiB: the journal sets 1 MiB aside for settlements.
 const disk = mountTmpfs('3m');
 const skip = typeof disk === 'string' ? disk : undefined;
+// 2 MiB: the reserve and the page's history (`historyEvents` 10,000 by default) would take it all.
+const small = mountTmpfs('2m');
+const skipSmall = typeof small === 'string' ? small : undefined;
 let temp: ReturnType<typeof tempDir>;
 let receiver: Loopback;
 let healthy = false;
@@ -34,25 +37,66 @@ afterEach(async () => {
 });
 afterAll(() => {
   if (typeof disk !== 'string') disk.unmount();
+  if (typeof small !== 'string') small.unmount();
+});
+
+/** A collector on `on`'s data dir forwarding to the receiver, retrying within 200 ms. */
+function serveOn(on: Exclude<ReturnType<typeof mountTmpfs>, string>): Promise<Collector> {
+  const config = writeConfig(temp.dir, {
+    sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
+    delivery: { minRetryDelay: 50, maxRetryDelay: 200 },
+  });
+  return startCollector(['--config', config, '--port', '0', '--data-dir', path.join(on.dir, 'data')]);
+}
+
+let batches = 0;
+/** Sends a batch of 10 messages of about 1 kB; @returns the answer and their messageIds. */
+async function send(collector: Collector) {
+  const n = batches++;
+  const ids = Array.from({ length: 10 }, (_, i) => `m${n}-${i}`);
+  const batch = ids.map((messageId) => ({ type: 'track', userId: 'u', event: 'Fill', messageId, properties: { pad: 'x'.repeat(1_000) } }));
+  const answer = await postJson(`${collector.url}/v1/batch`, { batch }, { authorization: basic('wk_web') });
+  return { ...answer, ids };
+}
+
+/** Sends until a batch is answered 200: the collector accepts again by itself once it has room. */
+async function acceptedEventually(collector: Collector, within = 10_000): Promise<string[]> {
+  const deadline = Date.now() + within;
+  for (;;) {
+    const { status, ids } = await send(collector);
+    if (status === 200) return ids;
+    expect(status).toBe(503);
+    if (Date.now() > deadline) throw new Error('Timed out waiting for a batch to be accepted again');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.skipIf(skipSmall !== undefined)(`the collector on a 2 MiB disk${skipSmall ? ` skipped: ${skipSmall}` : ''}`, () => {
+  it('with the default history, filled until 503 while the receiver is down, accepts again by itself once the backlog drained, fill after fill', async () => {
+    const collector = await serveOn(small as Exclude<typeof small, string>);
+    // Each round leaves the page's history larger: the second found the disk taken by it.
+    for (let round = 0; round < 3; round++) {
+      healthy = false;
+      const answered: string[] = [];
+      for (let status = 200; status === 200 && answered.length < 20_000; ) {
+        const sent = await send(collector);
+        status = sent.status;
+        if (status === 200) answered.push(...sent.ids);
+        else expect(status).toBe(503);
+      }
+      expect(answered.length).toBeGreaterThan(100);
+      healthy = true;
+      await waitFor(() => answered.every((id) => delivered.has(id)), `the ${answered.length} messages answered 200`, 30_000);
+      // Neither the page nor its history keeps the room the journal gave back.
+      const later = await acceptedEventually(collector);
+      await waitFor(() => later.every((id) => delivered.has(id)), 'the messages accepted after the drain');
+    }
+    expect([...delivered.values()].filter((count) => count > 1)).toEqual([]);
+  });
 });
 
 describe.skipIf(skip !== undefined)(`the collector on a full disk${skip ? ` skipped: ${skip}` : ''}`, () => {
-  const serve = () => {
-    const config = writeConfig(temp.dir, {
-      sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: receiver.url }] } } }],
-      delivery: { minRetryDelay: 50, maxRetryDelay: 200 },
-    });
-    return startCollector(['--config', config, '--port', '0', '--data-dir', path.join((disk as Exclude<typeof disk, string>).dir, 'data')]);
-  };
-  let batches = 0;
-  /** Sends a batch of 10 messages of about 1 kB; @returns the answer and their messageIds. */
-  const send = async (collector: Collector) => {
-    const n = batches++;
-    const ids = Array.from({ length: 10 }, (_, i) => `m${n}-${i}`);
-    const batch = ids.map((messageId) => ({ type: 'track', userId: 'u', event: 'Fill', messageId, properties: { pad: 'x'.repeat(1_000) } }));
-    const answer = await postJson(`${collector.url}/v1/batch`, { batch }, { authorization: basic('wk_web') });
-    return { ...answer, ids };
-  };
+  const serve = () => serveOn(disk as Exclude<typeof disk, string>);
   it('refuses with 503 and Retry-After once full, delivers each message it answered 200 for once, accepts again by itself, and starts on a full disk', async () => {
     const full = disk as Exclude<typeof disk, string>;
     const first = await serve();
@@ -88,16 +132,4 @@ describe.skipIf(skip !== undefined)(`the collector on a full disk${skip ? ` skip
     expect(delivered.size).toBe(answered.length + later.length + pending.length + last.length);
     expect(second.stderr()).not.toContain('unreadable');
   });
-
-  /** Sends until a batch is answered 200: the collector accepts again by itself once it has room. */
-  async function acceptedEventually(collector: Collector): Promise<string[]> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const { status, ids } = await send(collector);
-      if (status === 200) return ids;
-      expect(status).toBe(503);
-      if (Date.now() > deadline) throw new Error('Timed out waiting for a batch to be accepted again');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
 });

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import { AnalyticsError, log } from 'batched-analytics/internal';
+import { log } from 'batched-analytics/internal';
+import { SchemaVersionError } from '../errors.js';
 import { transaction } from './transaction.js';
 
 /** One step of the schema, applied once per database, in order. Never edit a released one: add the next. */
@@ -126,7 +127,7 @@ const MIGRATION_LOCK = '7089075258759930925';
  * once: each runs in one transaction holding an advisory lock, so the first applies the migrations
  * and the others, once it commits, find them applied. A failed migration leaves nothing applied.
  * @returns the version the database had before.
- * @throws {AnalyticsError} `ERR_SCHEMA_VERSION` when the database was migrated by a newer version.
+ * @throws {SchemaVersionError} when the database was migrated by a newer version.
  */
 export async function migrate(pool: Pool): Promise<number> {
   const previous = await transaction(pool, async (client) => {
@@ -135,9 +136,7 @@ export async function migrate(pool: Pool): Promise<number> {
     const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM schema_version');
     const current = rows[0]!.version;
     if (current > SCHEMA_VERSION) {
-      throw new AnalyticsError(`The database has schema version ${current}; this collector knows up to version ${SCHEMA_VERSION}`, {
-        code: 'ERR_SCHEMA_VERSION',
-      });
+      throw new SchemaVersionError(`The database has schema version ${current}; this collector knows up to version ${SCHEMA_VERSION}`);
     }
     for (const migration of MIGRATIONS.filter(({ version }) => version > current)) {
       await client.query(migration.sql);

@@ -2,13 +2,11 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { report } from '../../config/report.js';
-import type { Arrival, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreSnapshot } from '../store.js';
-import { storeClosedError } from '../store.js';
+import type { Arrival, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from '../store.js';
+import { StoreClosedError, StoreConnectError } from '../errors.js';
 import { DEDUPE_DEFAULTS } from '../../config/config.js';
-import type { EventHistory } from '../../debugger/history.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
 import { Sweeper } from './retention.js';
-import { PostgresHistory } from './history.js';
 import { migrate } from './schema.js';
 import { ChannelListener } from './channel-listener.js';
 import { describeFailure, unavailableOr } from './failure.js';
@@ -253,12 +251,12 @@ export class PostgresStore implements Store {
 
   /**
    * Connects, brings the schema up to date and starts listening for work.
-   * @throws {AnalyticsError} `ERR_STORE_CONNECT` when the database cannot be reached or read (within
+   * @throws {StoreConnectError} when the database cannot be reached or read (within
    * the timeouts: a server that never answers fails it after `connectTimeout`);
    * `ERR_SCHEMA_VERSION` when a newer collector migrated it.
    */
   async open(): Promise<StoreSnapshot> {
-    if (this.#closing) throw storeClosedError();
+    if (this.#closing) throw new StoreClosedError();
     const { default: pg } = await import('pg');
     this.#pg = pg;
     const pool = new pg.Pool(this.#connectionConfig());
@@ -286,10 +284,7 @@ export class PostgresStore implements Store {
       this.#pool = undefined;
       await this.#disconnect(pool);
       if (error instanceof AnalyticsError) throw error;
-      throw new AnalyticsError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${this.#describe(error)}`, {
-        code: 'ERR_STORE_CONNECT',
-        cause: error,
-      });
+      throw new StoreConnectError(`Cannot open the PostgreSQL store ${redact(this.#connectionString)}: ${this.#describe(error)}`, { cause: error });
     }
   }
 
@@ -404,12 +399,8 @@ export class PostgresStore implements Store {
     return () => this.#workListeners.delete(listener);
   }
 
-  /** The live page's events in the database, shared by every collector using it. */
-  history(retention: number): EventHistory {
-    return new PostgresHistory(
-      { pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer, describe: (error) => this.#describe(error) },
-      retention,
-    );
+  database(): StoreDatabase {
+    return { pool: () => this.#usable(), connect: () => this.#connect(), writer: this.#writer, describe: (error) => this.#describe(error) };
   }
 
   close(): Promise<void> {
@@ -486,7 +477,7 @@ export class PostgresStore implements Store {
   /** The pool, while the store is open. */
   #usable(): Pool {
     // Without a pool the store was never opened, or its open failed: either way it is not usable.
-    if (this.#closing || !this.#pool) throw storeClosedError();
+    if (this.#closing || !this.#pool) throw new StoreClosedError();
     return this.#pool;
   }
 }

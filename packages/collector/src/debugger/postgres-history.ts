@@ -1,9 +1,10 @@
 import type { Client, Pool } from 'pg';
 import { GroupCommit, log } from 'batched-analytics/internal';
-import { report } from '../../config/report.js';
-import type { EventHistory, HistoryEntry } from '../../debugger/history.js';
-import { absorb } from '../../debugger/views.js';
-import { ChannelListener } from './channel-listener.js';
+import { report } from '../config/report.js';
+import type { EventHistory, HistoryEntry } from './history.js';
+import { absorb } from './views.js';
+import { ChannelListener } from '../delivery/postgres/channel-listener.js';
+import type { StoreDatabase } from '../delivery/store.js';
 
 /** The channel a process tells the others on that it recorded event states. */
 export const EVENTS_CHANNEL = 'batched_analytics_events';
@@ -56,17 +57,8 @@ const READ = `
 /** Keeps the newest `$1` rows: an event's latest state is always among its newest. */
 const TRIM = 'DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC OFFSET $1 LIMIT 1)';
 
-/** What {@link PostgresHistory} needs of the store that made it. */
-export interface HistoryConnection {
-  /** The store's pool, while it is open. */
-  pool(): Pool;
-  /** A new connection of its own, for `LISTEN`. */
-  connect(): Client;
-  /** This process, as `events.written_by` names it. */
-  writer: string;
-  /** A database failure in words, for reports. */
-  describe(error: unknown): string;
-}
+/** What {@link PostgresHistory} needs of the store whose database it shares. */
+export type HistoryConnection = StoreDatabase;
 
 /**
  * The live page's history in PostgreSQL, shared by every collector on the database: each records

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EventView } from '../../src/debugger/views.js';
 import type { EventHistory, HistoryEntry } from '../../src/debugger/history.js';
+import { PostgresHistory } from '../../src/debugger/postgres-history.js';
 import { PostgresStore } from '../../src/delivery/postgres/store.js';
 import { waitFor } from '../../../../test/helpers/collector.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
@@ -70,7 +71,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
   async function open(url: string, retention = 100): Promise<EventHistory> {
     const store = new PostgresStore(url);
     await store.open();
-    const history = store.history(retention);
+    const history = new PostgresHistory(store.database(), retention);
     opened.push({ store, history });
     return history;
   }

@@ -4,17 +4,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError, log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
 import { CollectorMetrics } from '../observe/metrics.js';
-import { Access, isLoopback } from './auth.js';
+import { Access, isLoopback } from '../ingress/auth.js';
 import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
 import { Deliverer } from '../delivery/deliverer.js';
+import { DeliveryEmitter } from '../delivery/events.js';
+import { Intake } from '../delivery/intake.js';
 import { EventHub } from '../debugger/events.js';
+import { PageFeed } from '../debugger/feed.js';
 import { HistoryFile } from '../debugger/history.js';
-import { HostCheck } from './hosts.js';
+import { PostgresHistory } from '../debugger/postgres-history.js';
+import { logDeliveries } from '../observe/delivery-log.js';
+import { HostCheck } from '../ingress/hosts.js';
 import { JournalStore } from '../delivery/journal.js';
 import { openStore } from '../delivery/open-store.js';
-import { Readiness } from './health.js';
-import { Router } from './router.js';
-import { createHandler, type ServerContext, startingHandler } from './server.js';
+import { Readiness } from '../ingress/health.js';
+import { Router } from '../ingress/router.js';
+import { createHandler, type ServerContext, startingHandler } from '../ingress/server.js';
 import type { Store, StoreSnapshot } from '../delivery/store.js';
 
 /** Options of {@link startCollector}. */
@@ -128,7 +133,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     if (snapshot !== undefined) await store.close().catch(() => undefined);
     throw error;
   }
-  const { hub, router, deliverer, metrics } = opened;
+  const { hub, feed, router, deliverer, metrics } = opened;
   const context: ServerContext = { config, router, hub, hosts, access, readiness, metrics };
   opened.serving(context);
   handler = createHandler(context);
@@ -147,7 +152,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     await stopped;
     clearTimeout(grace);
     await deliverer.close();
-    await Promise.all([store.close(), hub.close()]);
+    // The page's history last writes what the deliverer's last outcomes told it, through the
+    // store's connections when it shares its database: before the store closes them.
+    await hub.close();
+    await store.close();
     log('collector: closed');
   };
   return {
@@ -163,6 +171,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       const byName = new Map(kept.sources.map((source) => [source.name, source]));
       deliverer.reconfigure(byName, kept.delivery);
       router.reconfigure(byName);
+      feed.reconfigure(byName);
       const nextAccess = new Access(kept);
       nextAccess.listening(address);
       context.access = nextAccess;
@@ -174,28 +183,41 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 }
 
 /**
- * What serves from an open store: the live page's events, the router, the deliverer (not started
- * yet) and the metrics, which read the running config once `serving` has told them which it is.
+ * Wires the parts that serve from an open store, one way: the router (ingress) hands what it
+ * validated to the intake, which records it and hands claims to the deliverer (not started yet);
+ * the delivery layer's events feed the page, the metrics and the logs, which it does not know.
+ * The metrics read the running config once `serving` has told them which it is.
  */
 async function serveFrom(
   store: Store,
   options: CollectorOptions,
-): Promise<{ hub: EventHub; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; serving: (context: ServerContext) => void }> {
+): Promise<{ hub: EventHub; feed: PageFeed; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; serving: (context: ServerContext) => void }> {
   const { config } = options;
   const sources = new Map(config.sources.map((source) => [source.name, source]));
-  // The history lives beside the journal, or in a store that keeps one for every process sharing
-  // it; with another store (no data dir of its own) in memory only.
-  const history = options.store ? options.store.history?.(config.historyEvents) : new HistoryFile(options.dataDir, config.historyEvents);
+  // The history lives beside the journal, or in the database every process sharing it uses; with
+  // another store (no data dir of its own) in memory only.
+  const database = options.store?.database?.();
+  const history = database
+    ? new PostgresHistory(database, config.historyEvents)
+    : options.store
+      ? undefined
+      : new HistoryFile(options.dataDir, config.historyEvents);
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
+  const events = new DeliveryEmitter();
+  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, events });
+  const intake = new Intake({ store, deliverer, events, lease: config.queue.lease });
   let running: { config: CollectorConfig } = { config };
-  const metrics: CollectorMetrics = new CollectorMetrics({
+  const metrics = new CollectorMetrics({
     backlog: async () => store.backlog?.(),
-    inFlight: (): number => deliverer.inFlight,
+    inFlight: () => deliverer.inFlight,
     breakers: () => deliverer.breakers(),
     retryWindow: () => running.config.delivery.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow,
   });
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, hub, metrics, show: (delivery) => router.showClaimed(delivery) });
-  const router = new Router({ store, hub, deliverer, sources, lease: config.queue.lease, metrics });
-  return { hub, router, deliverer, metrics, serving: (context) => (running = context) };
+  const feed = new PageFeed({ hub, sources });
+  feed.follow(events);
+  metrics.follow(events);
+  logDeliveries(events);
+  const router = new Router({ intake, hub, sources });
+  return { hub, feed, router, deliverer, metrics, serving: (context) => (running = context) };
 }

@@ -1,0 +1,125 @@
+import { displayUrl } from 'batched-analytics/internal';
+import { type SourceConfig, WEBHOOKS } from '../config/config.js';
+import type { DeliveryEmitter, Entry, Route } from '../delivery/events.js';
+import type { EventHub } from './events.js';
+import type { EventView } from './views.js';
+
+const NOT_NEEDED = 'not needed: another webhook accepted the message';
+
+/**
+ * What the live page shows of the delivery layer: it follows its events and keeps each event's
+ * view in the hub up to date. The delivery layer does not know it is watched.
+ */
+export class PageFeed {
+  readonly #hub: EventHub;
+  #sources: ReadonlyMap<string, SourceConfig>;
+  /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
+  readonly #shownUrls = new Map<string, string[]>();
+
+  constructor(options: { hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
+    this.#hub = options.hub;
+    this.#sources = options.sources;
+  }
+
+  /** Takes new sources (a config reload): events from now on are shown with them. */
+  reconfigure(sources: ReadonlyMap<string, SourceConfig>): void {
+    this.#sources = sources;
+    this.#shownUrls.clear();
+  }
+
+  /** Shows what `events` tells from now on. */
+  follow(events: DeliveryEmitter): void {
+    const hub = this.#hub;
+    events.on('accepted', (entries) => {
+      for (const entry of entries) hub.add(this.#viewOf(entry), entry.delivery?.webhook);
+    });
+    events.on('duplicate', (repeats) => {
+      for (const { entry, firstAcceptedAt } of repeats) hub.add(markRepeat(this.#viewOf(entry), firstAcceptedAt));
+    });
+    // A delivery this process claimed that it has not shown: accepted by another process sharing
+    // the store, or before a restart.
+    events.on('claimed', ({ delivery }) => {
+      if (hub.get(delivery.id) !== undefined) return;
+      const source = this.#sources.get(delivery.source);
+      const routes: Route[] =
+        source === undefined
+          ? [{ destination: WEBHOOKS, forwarded: false, reason: 'the source is no longer in the config' }]
+          : source.webhooks === undefined
+            ? [{ destination: WEBHOOKS, forwarded: false, reason: 'the source has no Webhooks destination' }]
+            : [{ destination: WEBHOOKS, forwarded: true }];
+      const { id, message, webhook } = delivery;
+      hub.add(this.#viewOf({ id, source: delivery.source, message, origin: 'replay', routes, receivedAt: webhook.receivedAt }), webhook);
+    });
+    events.on('attempt', ({ id, index, attempt, ok, status, error, duration }) => {
+      const webhook = hub.get(id)?.webhooks[index];
+      hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
+      const attempts = (webhook?.attempts ?? 0) + 1;
+      if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, attempt, httpStatus: status, note: undefined, nextAttemptAt: undefined });
+      // A request that fails after another URL settled the delivery: not retried, but failed, so that
+      // a dead receiver shows as one.
+      else if (webhook?.status === 'skipped') hub.updateWebhook(id, index, { status: 'failed', attempts, attempt, httpStatus: status, note: `${error?.message}; ${NOT_NEEDED}` });
+      else hub.updateWebhook(id, index, { attempts, attempt, httpStatus: status, note: error?.message });
+    });
+    events.on('retry', ({ delivery, attempt, delay, failures }) => {
+      const nextAttemptAt = new Date(Date.now() + delay).toISOString();
+      for (const { index, retryable, message } of failures) {
+        hub.updateWebhook(delivery.id, index, retryable ? { status: 'retrying', attempt, note: message, nextAttemptAt } : { status: 'failed', attempt, note: message });
+      }
+    });
+    events.on('settled', ({ delivery, outcome, error }) => {
+      const view = hub.get(delivery.id);
+      view?.webhooks.forEach((webhook, index) => {
+        if (webhook.status === 'delivered' || webhook.status === 'skipped') return;
+        const why = webhook.note;
+        // Every request it answered so far failed (else it would be delivered): failed, not retried.
+        if (outcome === 'delivered') hub.updateWebhook(delivery.id, index, { status: webhook.attempts > 0 ? 'failed' : 'skipped', note: `${why ? `${why}; ` : ''}${NOT_NEEDED}`, nextAttemptAt: undefined });
+        else hub.updateWebhook(delivery.id, index, { status: 'failed', note: why ?? error?.message, nextAttemptAt: undefined });
+      });
+    });
+  }
+
+  #viewOf(entry: Entry): EventView {
+    const { id, source, message, origin, routes, receivedAt } = entry;
+    const forwarded = routes.some((route) => route.forwarded);
+    const urls = forwarded ? this.#shownUrlsOf(source) : [];
+    const view: EventView = {
+      id,
+      receivedAt: new Date(receivedAt).toISOString(),
+      source,
+      origin,
+      message: message as unknown as Record<string, unknown>,
+      routes,
+      status: forwarded ? 'pending' : 'not forwarded',
+      webhooks: urls.map((url) => ({ url, status: 'pending', attempts: 0 })),
+      attempts: [],
+    };
+    if (entry.replayOf !== undefined) view.replayOf = entry.replayOf;
+    return view;
+  }
+
+  #shownUrlsOf(source: string): string[] {
+    let urls = this.#shownUrls.get(source);
+    if (urls === undefined) {
+      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map((webhook) => displayUrl(webhook.url));
+      this.#shownUrls.set(source, urls);
+    }
+    return urls;
+  }
+}
+
+/**
+ * Shows an event as a repeat: forwarded nowhere, saying of which acceptance. It was answered 200,
+ * and nothing of it recorded.
+ */
+function markRepeat(view: EventView, firstAt: number): EventView {
+  const first = new Date(firstAt).toISOString();
+  view.duplicateOf = { firstAcceptedAt: first };
+  view.routes = view.routes.map(({ destination }) => ({
+    destination,
+    forwarded: false,
+    reason: `a duplicate: messageId ${JSON.stringify(view.message.messageId)} was first accepted at ${first}`,
+  }));
+  view.status = 'not forwarded';
+  view.webhooks = [];
+  return view;
+}

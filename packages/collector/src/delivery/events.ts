@@ -1,0 +1,62 @@
+import { Emitter, type WebhookDestination, type WebhookInput } from 'batched-analytics/internal';
+import type { WebhookAttemptEvent } from 'batched-analytics/webhooks';
+import type { Delivery, Outcome } from './store.js';
+
+/**
+ * How a message arrived: a tracking call, an audience sync, a deletion request, the store
+ * (`replay`: a delivery accepted before a restart, or by another collector), or a redelivery asked
+ * for from the page or `POST /v1/deliveries/:id/replay`.
+ */
+export type Origin = 'api' | 'audience' | 'deletion' | 'replay' | 'redelivery';
+
+/** Whether a message goes to a destination, and why not when it does not. */
+export interface Route {
+  destination: string;
+  forwarded: boolean;
+  reason?: string;
+}
+
+/** A message the ingress validated and routed, as the intake records it. */
+export interface Entry {
+  /** The delivery's id when it is forwarded; an id of its own otherwise. */
+  id: string;
+  source: string;
+  message: WebhookInput;
+  origin: Origin;
+  routes: Route[];
+  /** When it was accepted, in ms since the epoch. */
+  receivedAt: number;
+  /** Present when it is forwarded. */
+  delivery?: Delivery;
+  /** For a redelivery: the delivery it sends again. */
+  replayOf?: string;
+}
+
+/** One receiver's answer within one attempt, as the source's destination told it, with the source. */
+export type AttemptEvent = Omit<WebhookAttemptEvent, 'messageId' | 'type'> & { source: string };
+
+/**
+ * What the delivery layer tells whoever watches it (the page, the metrics, the logs): they
+ * subscribe, and nothing in the layer knows them. Arrays are per acceptance (a batch is one), so
+ * that a busy route costs a call per batch, not per message.
+ */
+export interface DeliveryEvents {
+  /** Recorded durably, in order: forwarded or not. */
+  accepted: readonly Entry[];
+  /** Repeats of messages their source accepted within the de-duplication window: not recorded. */
+  duplicate: readonly { entry: Entry; firstAcceptedAt: number }[];
+  /** An attempt starts on a claimed delivery (accepted here, elsewhere, or before a restart). */
+  claimed: { delivery: Delivery; attempt: number };
+  attempt: AttemptEvent;
+  /** No receiver accepted the attempt; the next one is due in `delay` ms. */
+  retry: { delivery: Delivery; attempt: number; delay: number; failures: readonly { index: number; retryable: boolean; message: string }[] };
+  /** Settled in the store: delivered, or given up (`error` says why). */
+  settled: { delivery: Delivery; attempt: number; outcome: Outcome; error?: Error };
+  /** Settled as failed without an attempt: its source has no Webhooks destination any more. */
+  dropped: { delivery: Delivery; reason: string };
+  /** A source's destination was made: its receivers' requests can be watched from now on. */
+  destination: { source: string; destination: WebhookDestination };
+}
+
+/** The delivery layer's events (see {@link DeliveryEvents}); listeners that throw are logged and ignored. */
+export class DeliveryEmitter extends Emitter<DeliveryEvents> {}

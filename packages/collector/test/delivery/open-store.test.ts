@@ -1,0 +1,37 @@
+// How the collector opens a store an embedder gives it: it waits for one whose database is not up
+// yet (a StoreConnectError), and gives up at once on any other failure.
+import { describe, expect, it } from 'vitest';
+import { AnalyticsError } from 'batched-analytics/internal';
+import { DataDirLockedError, StoreConnectError } from '../../src/delivery/errors.js';
+import { openStore } from '../../src/delivery/open-store.js';
+import type { Store, StoreSnapshot } from '../../src/delivery/store.js';
+
+/** A store whose `open` fails with each of `failures` in turn, then opens. */
+function storeFailing(failures: Error[]): { store: Store; tries: () => number } {
+  let tries = 0;
+  const open = async (): Promise<StoreSnapshot> => {
+    const failure = failures[tries++];
+    if (failure !== undefined) throw failure;
+    return { pending: 3 };
+  };
+  return { store: { open } as unknown as Store, tries: () => tries };
+}
+
+describe('openStore', () => {
+  it('tries again while the store says its database cannot be reached, and opens once it can', async () => {
+    const { store, tries } = storeFailing([new StoreConnectError('not up yet'), new StoreConnectError('still not up')]);
+    const waits: string[] = [];
+    expect(await openStore(store, { startTimeout: 10_000, onWait: (reason) => waits.push(reason) })).toEqual({ pending: 3 });
+    expect(tries()).toBe(3);
+    expect(waits).toEqual(['not up yet', 'still not up']);
+  });
+
+  it('gives up at once on another failure, even one with the same code', async () => {
+    const locked = storeFailing([new DataDirLockedError('in use')]);
+    await expect(openStore(locked.store, { startTimeout: 10_000 })).rejects.toBeInstanceOf(DataDirLockedError);
+    expect(locked.tries()).toBe(1);
+    const lookalike = storeFailing([new AnalyticsError('not a connect failure', { code: 'ERR_STORE_CONNECT' })]);
+    await expect(openStore(lookalike.store, { startTimeout: 10_000 })).rejects.toThrow('not a connect failure');
+    expect(lookalike.tries()).toBe(1);
+  });
+});
