@@ -2,11 +2,15 @@ import { displayUrl, HttpError, InProgress, log, messageOf, WebhookDestination, 
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { EventHub } from '../debugger/events.js';
+import type { WebhookStatus } from '../debugger/views.js';
 import type { CollectorMetrics } from '../observe/metrics.js';
 import { report, reportAbout } from '../config/report.js';
 import type { Claimed, Delivery, Store } from './store.js';
 
+const FILTERED_SINCE = 'no webhook URL\'s filter takes it since the config was reloaded';
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
+/** Webhook statuses a delivery's end leaves as they are. */
+const SETTLED_WEBHOOK: ReadonlySet<WebhookStatus> = new Set(['delivered', 'skipped', 'filtered']);
 
 /** A source's destination, with what it was made from and the attempts it is making. */
 interface Destination {
@@ -227,7 +231,16 @@ export class Deliverer {
       const targets = this.#targetsOf(held, source);
       const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets }));
       let kept = true;
-      if (result.outcome === 'delivered' || result.outcome === 'failed') {
+      if (result.outcome === 'filtered') {
+        // A reload between its acceptance and this first attempt changed the filters: no URL takes it now.
+        kept = await this.#store.settle(held, 'failed');
+        if (kept) {
+          for (const [index, webhook] of (this.#hub.get(delivery.id)?.webhooks ?? []).entries()) {
+            if (!SETTLED_WEBHOOK.has(webhook.status)) this.#hub.updateWebhook(delivery.id, index, { status: 'failed', note: FILTERED_SINCE });
+          }
+          this.#settled(held, { outcome: 'failed', error: new Error(FILTERED_SINCE) });
+        }
+      } else if (result.outcome === 'delivered' || result.outcome === 'failed') {
         kept = await this.#store.settle(held, result.outcome);
         if (kept) this.#settled(held, result);
       } else if (result.outcome === 'retry') {
@@ -348,7 +361,7 @@ export class Deliverer {
   #watch(destination: WebhookDestination): void {
     const hub = this.#hub;
     const unsettled = (id: string) =>
-      hub.get(id)?.webhooks.flatMap((webhook, index) => (webhook.status === 'delivered' || webhook.status === 'skipped' ? [] : [index])) ?? [];
+      hub.get(id)?.webhooks.flatMap((webhook, index) => (SETTLED_WEBHOOK.has(webhook.status) ? [] : [index])) ?? [];
     destination.on('attempt', ({ id, index, attempt, ok, status, error, duration }) => {
       const webhook = hub.get(id)?.webhooks[index];
       hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AudienceState, audienceSync, audienceTrait, displayUrl, isDestinationEnabled, type Message, type PreparedWebhook, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
+import { type AudienceState, audienceSync, audienceTrait, describeFilter, displayUrl, filterTakes, isDestinationEnabled, type Message, type PreparedWebhook, prepareWebhook, type WebhookFilter, type WebhookInput } from 'batched-analytics/internal';
 import { type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { Deliverer } from '../delivery/deliverer.js';
 import type { EventHub } from '../debugger/events.js';
@@ -13,6 +13,17 @@ interface Planned extends Pick<AudiencePlan, 'deliveries'> {
   views: [EventView, PreparedWebhook | undefined, Delivery?][];
 }
 
+/** A webhook URL as the page shows it, with its filter. */
+interface ShownUrl {
+  url: string;
+  filter: WebhookFilter | undefined;
+  /** The filter as the page reads it. */
+  shown: string | undefined;
+}
+
+/** The note of a URL whose filter does not take the message. */
+const FILTERED_OUT = 'not sent: its filter does not take this message';
+
 /** A message bound for one source, with where it goes. */
 export interface Routed {
   source: SourceConfig;
@@ -20,9 +31,13 @@ export interface Routed {
   routes: RouteView[];
 }
 
+/** Why a message is forwarded nowhere when each URL of its source has a `filter` and none takes it. */
+const NO_TAKER = 'no webhook URL\'s filter takes it';
+
 /**
- * Where a message goes: the source's Webhooks destination, unless the source has none or the
- * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`).
+ * Where a message goes: the source's Webhooks destination, unless the source has none, the
+ * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`), or no URL's
+ * `filter` takes it.
  */
 export function routeMessage(source: SourceConfig, message: WebhookInput): RouteView[] {
   const route = (reason?: string): RouteView[] =>
@@ -31,7 +46,14 @@ export function routeMessage(source: SourceConfig, message: WebhookInput): Route
   if (message.type !== 'delete' && !isDestinationEnabled((message as Message).integrations, WEBHOOKS)) {
     return route('disabled by the message\'s integrations');
   }
+  const event = eventOf(message);
+  if (!source.webhooks.webhooks.some(({ filter }) => filterTakes(filter, message.type, event))) return route(NO_TAKER);
   return route();
+}
+
+/** A track's `event`, which URL filters look at. */
+function eventOf(message: WebhookInput): string | undefined {
+  return message.type === 'track' ? ((message as Message).event as string) : undefined;
 }
 
 /**
@@ -71,7 +93,7 @@ export class Router {
   readonly #lease: number;
   readonly #metrics: CollectorMetrics | undefined;
   /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
-  readonly #shownUrls = new Map<string, string[]>();
+  readonly #shownUrls = new Map<string, ShownUrl[]>();
 
   /** @param options.metrics where accepted messages are counted; @default none */
   constructor(options: { store: Store; hub: EventHub; deliverer: Deliverer; sources: ReadonlyMap<string, SourceConfig>; lease: number; metrics?: CollectorMetrics }) {
@@ -205,7 +227,7 @@ export class Router {
   /** Once recorded: shows the events, and delivers what was claimed. */
   #show(planned: Planned, claimed: Claimed[]): void {
     // Counted per run of one source (a batch is one): a labelled increment costs more than a loop step.
-    const runs = { accepted: { source: '', count: 0 }, deduplicated: { source: '', count: 0 } };
+    const runs = { accepted: { source: '', count: 0 }, deduplicated: { source: '', count: 0 }, filtered: { source: '', count: 0 } };
     const count = (kind: keyof typeof runs, source: string) => {
       const run = runs[kind];
       if (source !== run.source) {
@@ -216,6 +238,7 @@ export class Router {
     for (const [view, webhook] of planned.views) {
       this.#hub.add(view, webhook);
       count(view.duplicateOf === undefined ? 'accepted' : 'deduplicated', view.source);
+      if (view.routes[0]?.reason === NO_TAKER) count('filtered', view.source);
     }
     for (const [kind, run] of Object.entries(runs) as [keyof typeof runs, { source: string; count: number }][]) {
       if (run.count > 0) this.#metrics?.[kind](run.source, run.count);
@@ -226,6 +249,7 @@ export class Router {
   #view(id: string, source: string, message: WebhookInput, origin: EventView['origin'], routes: RouteView[], at: number): EventView {
     const forwarded = routes.some((route) => route.forwarded);
     const urls = forwarded ? this.#shownUrlsOf(source) : [];
+    const event = eventOf(message);
     return {
       id,
       receivedAt: new Date(at).toISOString(),
@@ -234,15 +258,21 @@ export class Router {
       message: message as unknown as Record<string, unknown>,
       routes,
       status: forwarded ? 'pending' : 'not forwarded',
-      webhooks: urls.map((url) => ({ url, status: 'pending', attempts: 0 })),
+      webhooks: urls.map(({ url, filter, shown }) =>
+        filter === undefined
+          ? { url, status: 'pending', attempts: 0 }
+          : filterTakes(filter, message.type, event)
+            ? { url, status: 'pending', attempts: 0, filter: shown }
+            : { url, status: 'filtered', attempts: 0, filter: shown, note: FILTERED_OUT },
+      ),
       attempts: [],
     };
   }
 
-  #shownUrlsOf(source: string): string[] {
+  #shownUrlsOf(source: string): ShownUrl[] {
     let urls = this.#shownUrls.get(source);
     if (urls === undefined) {
-      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map((webhook) => displayUrl(webhook.url));
+      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map(({ url, filter }) => ({ url: displayUrl(url), filter, shown: filter && describeFilter(filter) }));
       this.#shownUrls.set(source, urls);
     }
     return urls;

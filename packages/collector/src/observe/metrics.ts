@@ -73,6 +73,7 @@ export class CollectorMetrics {
   readonly #registry = new Registry();
   readonly #accepted: Counter<'source'>;
   readonly #deduplicated: Counter<'source'>;
+  readonly #filtered: Counter<'source'>;
   readonly #refused: Counter<'source' | 'reason'>;
   readonly #deliveries: Counter<'source' | 'outcome'>;
   readonly #retries: Counter<'source'>;
@@ -87,6 +88,12 @@ export class CollectorMetrics {
     this.#deduplicated = new Counter({
       name: `${PREFIX}messages_deduplicated_total`,
       help: 'Messages of the ingestion API answered 200 and forwarded nowhere: repeats of a messageId the source accepted within dedupe.window.',
+      labelNames: ['source'],
+      registers,
+    });
+    this.#filtered = new Counter({
+      name: `${PREFIX}messages_filtered_total`,
+      help: 'Messages accepted and forwarded nowhere because no webhook URL of their source has a filter that takes them.',
       labelNames: ['source'],
       registers,
     });
@@ -157,6 +164,11 @@ export class CollectorMetrics {
   /** `count` repeats of `source` (also counted as accepted) forwarded nowhere. */
   deduplicated(source: string, count = 1): void {
     this.#deduplicated.inc({ source }, count);
+  }
+
+  /** `count` messages of `source` (also counted as accepted) that no webhook URL's filter takes. */
+  filtered(source: string, count = 1): void {
+    this.#filtered.inc({ source }, count);
   }
 
   /** An ingestion request refused; `reason` is the error code answered, e.g. `ERR_VALIDATION`. */

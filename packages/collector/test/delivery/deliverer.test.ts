@@ -70,4 +70,26 @@ describe('Deliverer', () => {
     const claims = await deliverAll(3, 1);
     expect(claims.filter(({ got }) => got > 0)).toEqual(Array(3).fill({ limit: 1, got: 1 }));
   });
+
+  it('gives up at once, with no request, a delivery no URL\'s filter takes by its first attempt (the filters were reloaded since it was accepted)', async () => {
+    const receiver = await startLoopback();
+    closing.push(() => receiver.close());
+    const store = new JournalStore(`${temp.dir}/filtered`);
+    await store.open();
+    closing.push(() => store.close());
+    await store.accept([delivery('Signed Up', Date.now())]);
+    const made = new Deliverer({
+      sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url, filter: { types: ['identify'] } }] } }]]),
+      delivery: {},
+      queue: { lease: 30_000, pollInterval: 60_000, maxInFlight: 4 },
+      store,
+      hub: new EventHub(),
+      show: () => undefined,
+    });
+    closing.push(() => made.close());
+    made.start();
+    await expect.poll(async () => (await store.backlog()).pending, { timeout: 5_000, interval: 20 }).toBe(0);
+    expect(receiver.requests).toHaveLength(0);
+    expect(made.inFlight).toBe(0);
+  });
 });
