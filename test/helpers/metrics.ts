@@ -71,3 +71,17 @@ export async function scrape(baseUrl: string): Promise<Scrape> {
       samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((sum, sample) => sum + sample.value, 0),
   };
 }
+
+/**
+ * Waits until the collector at `baseUrl` has settled `count` deliveries and holds nothing pending;
+ * resolves with its metrics then.
+ */
+export async function drained(baseUrl: string, count: number): Promise<Scrape> {
+  await expect
+    .poll(async () => {
+      const now = await scrape(baseUrl);
+      return [now.value('batched_analytics_deliveries_total'), now.value('batched_analytics_backlog_deliveries')];
+    }, { timeout: 10_000, interval: 50 })
+    .toEqual([count, 0]);
+  return scrape(baseUrl);
+}

@@ -22,6 +22,7 @@ export { type AudienceState, audienceSync, audienceTrait } from './webhooks/audi
 export type { WebhookInput, WebhookType } from './webhooks/body.js';
 export { WebhookDestination } from './webhooks/destination.js';
 export { WebhookError } from './webhooks/error.js';
+export { describeFilter, filterTakes, type WebhookFilter } from './webhooks/filter.js';
 export { type PreparedWebhook, prepareWebhook } from './webhooks/prepared.js';
 export { displayUrl, resolveWebhookConfig, USER_AGENT, WEBHOOK_DEFAULTS, type WebhookDestinationOptions, type WebhookSettings } from './webhooks/settings.js';
 export { SIGNATURE_HEADER, signBody } from './webhooks/signature.js';

@@ -100,7 +100,8 @@ export interface WebhookBodyOptions {
   receivedAt?: Date | string | number;
 }
 
-const TYPES: readonly WebhookType[] = ['page', 'screen', 'identify', 'track', 'alias', 'group', 'delete'];
+/** Every type a webhook body may have. */
+export const WEBHOOK_TYPES: readonly WebhookType[] = ['page', 'screen', 'identify', 'track', 'alias', 'group', 'delete'];
 
 /**
  * Turns a tracking-API message (or a deletion request) into the JSON object a webhook receives.
@@ -119,8 +120,8 @@ const TYPES: readonly WebhookType[] = ['page', 'screen', 'identify', 'track', 'a
 export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions = {}): WebhookBody {
   if (!isPlainObject(message)) throw new ValidationError('message', `Expected a message object, got ${describe(message)}`);
   const type = message.type as unknown;
-  if (typeof type !== 'string' || !(TYPES as readonly string[]).includes(type)) {
-    throw new ValidationError('type', `Expected \`type\` to be one of ${TYPES.join(', ')}, got ${describe(type)}`);
+  if (typeof type !== 'string' || !(WEBHOOK_TYPES as readonly string[]).includes(type)) {
+    throw new ValidationError('type', `Expected \`type\` to be one of ${WEBHOOK_TYPES.join(', ')}, got ${describe(type)}`);
   }
   if (type === 'delete') {
     return { type, userId: requireUserId(message.userId), timestamp: timestampOf(message.timestamp, () => new Date()) };

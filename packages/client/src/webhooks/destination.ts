@@ -10,6 +10,7 @@ import { type RetryPolicy, retryDelay, withRetry } from '../http/retry.js';
 import { post } from '../http/transport.js';
 import type { WebhookInput, WebhookType } from './body.js';
 import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
+import { filterTakes } from './filter.js';
 import { type RequestOutcome, type SlotWaiter, UrlLane } from './lane.js';
 import { type PreparedWebhook, prepareWebhook } from './prepared.js';
 import {
@@ -28,6 +29,8 @@ export interface WebhookDeliveryResult {
   delivered: boolean;
   /** Attempts made; one attempt POSTs to every receiver still worth asking that has room. */
   attempts: number;
+  /** True when no receiver's `filter` takes the message: it was sent nowhere (not a failure, no `error`). */
+  filtered?: boolean;
   /**
    * Why it was not delivered: a `WebhookError` (its `failures` say what each receiver did; when
    * `retryable` is still true, `retryWindow` ran out), or a `ClosedError` from `close()`.
@@ -125,17 +128,22 @@ export interface AttemptOnceOptions {
   id?: string;
   /** Which attempt this is, from 1: sets the backoff before the next. */
   attempt: number;
-  /** The receivers to ask (positions in `settings.webhooks`), as the previous attempt's `retry` left them. @default all */
+  /**
+   * The receivers to ask (positions in `settings.webhooks`), as the previous attempt's `retry` left
+   * them; taken as they are, filters aside. @default those whose `filter` takes the message
+   */
   targets?: readonly number[];
 }
 
 /**
  * What one attempt says comes next: `delivered`; `retry` after `retryIn` ms, to `targets` (the
  * receivers whose failure may heal); `failed` for good (every receiver refused it, or its
- * `retryWindow` ran out); or `closed`, when `close()` stopped it (nothing is known of its fate).
+ * `retryWindow` ran out); `filtered`, when no receiver's `filter` takes it (nothing was sent); or
+ * `closed`, when `close()` stopped it (nothing is known of its fate).
  */
 export type AttemptResult =
   | { outcome: 'delivered' }
+  | { outcome: 'filtered' }
   | { outcome: 'retry'; retryIn: number; targets: number[]; error: WebhookError }
   | { outcome: 'failed'; error: Error }
   | { outcome: 'closed'; error: Error };
@@ -262,7 +270,9 @@ export class WebhookDestination {
   deliverPrepared(prepared: PreparedWebhook, options: Pick<DeliverOptions, 'id'> = {}): Promise<WebhookDeliveryResult> {
     const id = options.id ?? prepared.messageId;
     if (this.#abort.signal.aborted) return Promise.resolve(this.#fail(id, prepared.messageId, 0, this.#abort.signal.reason));
-    return this.#track(this.#send(id, prepared));
+    const targets = this.#takers(prepared);
+    if (targets.length === 0) return Promise.resolve(this.#filtered(id, prepared));
+    return this.#track(this.#send(id, prepared, targets));
   }
 
   /**
@@ -277,7 +287,11 @@ export class WebhookDestination {
   attemptOnce(prepared: PreparedWebhook, options: AttemptOnceOptions): Promise<AttemptResult> {
     const id = options.id ?? prepared.messageId;
     if (this.#abort.signal.aborted) return Promise.resolve({ outcome: 'closed', error: this.#abort.signal.reason as Error });
-    const targets = options.targets ?? this.#config.webhooks.map((_, index) => index);
+    const targets = options.targets ?? this.#takers(prepared);
+    if (targets.length === 0) {
+      this.#filtered(id, prepared);
+      return Promise.resolve({ outcome: 'filtered' });
+    }
     return this.#track(this.#attemptOnce(id, prepared, options.attempt, targets));
   }
 
@@ -363,13 +377,27 @@ export class WebhookDestination {
     return { outcome: 'retry', retryIn, targets: left, error };
   }
 
-  async #send(id: string, prepared: PreparedWebhook): Promise<WebhookDeliveryResult> {
+  /** The receivers whose `filter` takes the message, in `settings.webhooks` order. */
+  #takers({ type, event }: PreparedWebhook): number[] {
+    const targets: number[] = [];
+    this.#config.webhooks.forEach(({ filter }, index) => {
+      if (filterTakes(filter, type, event)) targets.push(index);
+    });
+    return targets;
+  }
+
+  #filtered(id: string, { type }: PreparedWebhook): WebhookDeliveryResult {
+    log('webhooks: %s %s sent nowhere: no URL\'s filter takes it', type, id);
+    return { delivered: false, attempts: 0, filtered: true };
+  }
+
+  async #send(id: string, prepared: PreparedWebhook, first: number[]): Promise<WebhookDeliveryResult> {
     const { webhooks } = this.#config;
     const { messageId, type, body, receivedAt } = prepared;
     // Signed once over the very bytes every receiver gets, on every attempt.
     const signed = this.#signing(body);
     const latest = new Map<number, WebhookFailure>();
-    let targets = webhooks.map((_, index) => index);
+    let targets = first;
     let attempts = 0;
     const run = async (attempt: number) => {
       attempts = attempt;

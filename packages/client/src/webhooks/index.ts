@@ -28,6 +28,7 @@ export type {
 } from './destination.js';
 export { BackingOffError, WebhookError } from './error.js';
 export { prepareWebhook } from './prepared.js';
+export type { WebhookFilter } from './filter.js';
 export type { PreparedWebhook } from './prepared.js';
 export type { WebhookFailure } from './error.js';
 export { MAX_WEBHOOKS, USER_AGENT, WEBHOOK_DEFAULTS } from './settings.js';

@@ -9,6 +9,8 @@ export interface PreparedWebhook {
   /** The message's id (a delete's own `messageId`, else a new one): names the delivery in events. */
   messageId: string;
   type: WebhookType;
+  /** A track's `event`, which URL filters look at; absent for the other types. */
+  event?: string;
   /** The exact request body, serialised once. */
   body: string;
   /** When the message was accepted, in ms since the epoch: the start of its retry window. */
@@ -30,7 +32,9 @@ export function prepareWebhook(message: WebhookInput, receivedAt: number = Date.
     throw new ValidationError('message', `Expected the message to be JSON-serialisable: ${(error as Error).message}`, { cause: error });
   }
   const messageId = body.type === 'delete' ? ownId(message) : body.messageId;
-  return { messageId, type: body.type, body: text, receivedAt };
+  const prepared: PreparedWebhook = { messageId, type: body.type, body: text, receivedAt };
+  if (body.type === 'track') prepared.event = body.event;
+  return prepared;
 }
 
 function ownId(message: WebhookInput): string {

@@ -3,6 +3,7 @@ import { ConfigError } from '../core/errors.js';
 import { describe } from '../core/describe.js';
 import { type FetchLike } from '../http/connection.js';
 import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { resolveFilter, type WebhookFilter } from './filter.js';
 import { resolveSharedSecrets, resolveStandardSecrets, type StandardWebhooksSettings } from './secrets.js';
 import { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './standard-format.js';
 
@@ -19,11 +20,17 @@ export interface Webhook {
    * @default undefined (no limit but `maxRequestsPerUrl` in progress)
    */
   rateLimit?: number;
+  /**
+   * Which messages this URL gets, by type and track event; the others are not sent to it (nor
+   * retried there). A message no URL of the destination takes is sent nowhere.
+   * @default undefined (every message)
+   */
+  filter?: WebhookFilter;
 }
 
 /** The destination's settings. */
 export interface WebhookSettings {
-  /** 1 to 5 receivers; each message is POSTed to every one of them. */
+  /** 1 to 5 receivers; each message is POSTed to every one of them whose `filter` takes it. */
   webhooks: Webhook[];
   /**
    * When set, every request carries `X-Signature`, the HMAC-SHA1 of its body under this secret; a
@@ -102,6 +109,7 @@ export interface ResolvedWebhook {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly rateLimit: number | undefined;
+  readonly filter: Readonly<WebhookFilter> | undefined;
 }
 
 /** Settings and options after validation and defaults. */
@@ -161,7 +169,7 @@ const MANAGED_HEADERS = new Set([
   'trailer',
 ]);
 /** A misspelt key is an error rather than a setting silently ignored (an unlimited `ratelimit`). */
-const WEBHOOK_KEYS = ['url', 'headers', 'rateLimit'];
+const WEBHOOK_KEYS = ['url', 'headers', 'rateLimit', 'filter'];
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Visible ASCII, obs-text, space and tab: no CR, LF or NUL that could split the request. */
@@ -219,7 +227,8 @@ function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   }
   const headers = { ...resolveHeaders(webhook.headers ?? {}, `${name}.headers`), 'user-agent': USER_AGENT, 'content-type': 'application/json' };
   const rateLimit = webhook.rateLimit === undefined ? undefined : integer(`${name}.rateLimit`, webhook.rateLimit, 1);
-  return Object.freeze({ url: url as string, headers: Object.freeze(headers), rateLimit });
+  const filter = webhook.filter === undefined ? undefined : resolveFilter(webhook.filter, `${name}.filter`);
+  return Object.freeze({ url: url as string, headers: Object.freeze(headers), rateLimit, filter });
 }
 
 function resolveHeaders(headers: unknown, name: string): Record<string, string> {

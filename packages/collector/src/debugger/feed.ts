@@ -1,10 +1,22 @@
-import { displayUrl } from 'batched-analytics/internal';
+import { describeFilter, displayUrl, filterTakes, type WebhookFilter } from 'batched-analytics/internal';
 import { type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { DeliveryEmitter, Entry, Route } from '../delivery/events.js';
 import type { EventHub } from './events.js';
-import type { EventView } from './views.js';
+import type { EventView, WebhookStatus, WebhookView } from './views.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
+/** The note of a URL whose filter does not take the message. */
+const FILTERED_OUT = 'not sent: its filter does not take this message';
+/** Webhook statuses a delivery's end leaves as they are. */
+const SETTLED_WEBHOOK: ReadonlySet<WebhookStatus> = new Set(['delivered', 'skipped', 'filtered']);
+
+/** A webhook URL as the page shows it, with its filter. */
+interface ShownUrl {
+  url: string;
+  filter: Readonly<WebhookFilter> | undefined;
+  /** The filter as the page reads it. */
+  shown: string | undefined;
+}
 
 /**
  * What the live page shows of the delivery layer: it follows its events and keeps each event's
@@ -14,7 +26,7 @@ export class PageFeed {
   readonly #hub: EventHub;
   #sources: ReadonlyMap<string, SourceConfig>;
   /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
-  readonly #shownUrls = new Map<string, string[]>();
+  readonly #shownUrls = new Map<string, ShownUrl[]>();
 
   constructor(options: { hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
     this.#hub = options.hub;
@@ -69,7 +81,7 @@ export class PageFeed {
     events.on('settled', ({ delivery, outcome, error }) => {
       const view = hub.get(delivery.id);
       view?.webhooks.forEach((webhook, index) => {
-        if (webhook.status === 'delivered' || webhook.status === 'skipped') return;
+        if (SETTLED_WEBHOOK.has(webhook.status)) return;
         const why = webhook.note;
         // Every request it answered so far failed (else it would be delivered): failed, not retried.
         if (outcome === 'delivered') hub.updateWebhook(delivery.id, index, { status: webhook.attempts > 0 ? 'failed' : 'skipped', note: `${why ? `${why}; ` : ''}${NOT_NEEDED}`, nextAttemptAt: undefined });
@@ -90,21 +102,30 @@ export class PageFeed {
       message: message as unknown as Record<string, unknown>,
       routes,
       status: forwarded ? 'pending' : 'not forwarded',
-      webhooks: urls.map((url) => ({ url, status: 'pending', attempts: 0 })),
+      webhooks: urls.map((url) => webhookView(url, message)),
       attempts: [],
     };
     if (entry.replayOf !== undefined) view.replayOf = entry.replayOf;
     return view;
   }
 
-  #shownUrlsOf(source: string): string[] {
+  #shownUrlsOf(source: string): ShownUrl[] {
     let urls = this.#shownUrls.get(source);
     if (urls === undefined) {
-      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map((webhook) => displayUrl(webhook.url));
+      urls = (this.#sources.get(source)?.webhooks?.webhooks ?? []).map(({ url, filter }) => ({ url: displayUrl(url), filter, shown: filter && describeFilter(filter) }));
       this.#shownUrls.set(source, urls);
     }
     return urls;
   }
+}
+
+/** A URL's view of a new message: `filtered` (never sent) when its filter does not take it. */
+function webhookView({ url, filter, shown }: ShownUrl, message: Entry['message']): WebhookView {
+  if (filter === undefined) return { url, status: 'pending', attempts: 0 };
+  const event = message.type === 'track' ? (message.event as string) : undefined;
+  return filterTakes(filter, message.type, event)
+    ? { url, status: 'pending', attempts: 0, filter: shown }
+    : { url, status: 'filtered', attempts: 0, filter: shown, note: FILTERED_OUT };
 }
 
 /**

@@ -4,9 +4,10 @@ import type { Origin, Route } from '../delivery/events.js';
 /**
  * Where a webhook stands with one message. `skipped`: another URL accepted the message before this
  * one answered (or was asked), so it was not needed (and is not retried). One that answered with a
- * failure is `failed` even then, so that a dead receiver shows as one.
+ * failure is `failed` even then, so that a dead receiver shows as one. `filtered`: the URL's
+ * `filter` does not take the message, so it is never sent there.
  */
-export type WebhookStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
+export type WebhookStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped' | 'filtered';
 
 /** One receiver's view of one message, as the live debugger shows it. */
 export interface WebhookView {
@@ -17,6 +18,8 @@ export interface WebhookView {
   attempts: number;
   /** The latest response status; absent when no response came. */
   httpStatus?: number;
+  /** The URL's `filter` as the page reads it (`types: …; events: …`); absent when it takes every message. */
+  filter?: string;
   /** Why the latest request failed, or why the receiver is no longer asked. */
   note?: string;
   /** While `retrying`: when the next attempt starts (ISO 8601), for the page's countdown. */

@@ -16,6 +16,8 @@ interface Destination {
 /** Deliveries one claim statement asks for at most: short statements, and room left for the others. */
 const CLAIM_BATCH = 500;
 
+const FILTERED_SINCE = 'no webhook URL\'s filter takes it since the config was reloaded';
+
 /**
  * Delivers what the store hands out: each delivery is claimed (at acceptance, or by `claim()` when
  * it is due: new and unclaimed, a retry whose time came, a lapsed claim of a process that died),
@@ -216,7 +218,11 @@ export class Deliverer {
       const targets = this.#targetsOf(held, source);
       const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets }));
       let kept = true;
-      if (result.outcome === 'delivered' || result.outcome === 'failed') {
+      if (result.outcome === 'filtered') {
+        // A reload between its acceptance and this first attempt changed the filters: no URL takes it now.
+        kept = await this.#store.settle(held, 'failed');
+        if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: 'failed', error: new Error(FILTERED_SINCE) });
+      } else if (result.outcome === 'delivered' || result.outcome === 'failed') {
         kept = await this.#store.settle(held, result.outcome);
         if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: result.outcome, error: result.outcome === 'failed' ? result.error : undefined });
       } else if (result.outcome === 'retry') {

@@ -16,6 +16,14 @@ export interface Route {
   reason?: string;
 }
 
+/** A route's `reason` when each webhook URL of the source has a `filter` and none takes the message. */
+export const NO_FILTER_TAKES = 'no webhook URL\'s filter takes it';
+
+/** Whether an entry is forwarded nowhere because no webhook URL's `filter` takes it. */
+export function isFilteredOut(entry: Entry): boolean {
+  return entry.routes.some((route) => route.reason === NO_FILTER_TAKES);
+}
+
 /** A message the ingress validated and routed, as the intake records it. */
 export interface Entry {
   /** The delivery's id when it is forwarded; an id of its own otherwise. */

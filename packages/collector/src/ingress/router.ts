@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { audienceSync, audienceTrait, isDestinationEnabled, type Message, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
+import { audienceSync, audienceTrait, filterTakes, isDestinationEnabled, type Message, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
 import { type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { EventHub } from '../debugger/events.js';
-import type { Entry, Origin, Route } from '../delivery/events.js';
+import { type Entry, NO_FILTER_TAKES, type Origin, type Route } from '../delivery/events.js';
 import type { Intake } from '../delivery/intake.js';
 
 /** A message bound for one source, with where it goes. */
@@ -13,8 +13,9 @@ export interface Routed {
 }
 
 /**
- * Where a message goes: the source's Webhooks destination, unless the source has none or the
- * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`).
+ * Where a message goes: the source's Webhooks destination, unless the source has none, the
+ * message's integrations map disables it (the `All` rule, case-sensitive `Webhooks`), or no URL's
+ * `filter` takes it.
  */
 export function routeMessage(source: SourceConfig, message: WebhookInput): Route[] {
   const route = (reason?: string): Route[] =>
@@ -23,6 +24,8 @@ export function routeMessage(source: SourceConfig, message: WebhookInput): Route
   if (message.type !== 'delete' && !isDestinationEnabled((message as Message).integrations, WEBHOOKS)) {
     return route('disabled by the message\'s integrations');
   }
+  const event = message.type === 'track' ? ((message as Message).event as string) : undefined;
+  if (!source.webhooks.webhooks.some(({ filter }) => filterTakes(filter, message.type, event))) return route(NO_FILTER_TAKES);
   return route();
 }
 

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WebhookDestination } from 'batched-analytics/internal';
-import type { DeliveryEmitter, Entry } from '../delivery/events.js';
+import { type DeliveryEmitter, type Entry, isFilteredOut } from '../delivery/events.js';
 
 /** The `Content-Type` of {@link CollectorMetrics.exposition}'s text. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -74,6 +74,7 @@ export class CollectorMetrics {
   readonly #registry = new Registry();
   readonly #accepted: Counter<'source'>;
   readonly #deduplicated: Counter<'source'>;
+  readonly #filtered: Counter<'source'>;
   readonly #refused: Counter<'source' | 'reason'>;
   readonly #deliveries: Counter<'source' | 'outcome'>;
   readonly #retries: Counter<'source'>;
@@ -88,6 +89,12 @@ export class CollectorMetrics {
     this.#deduplicated = new Counter({
       name: `${PREFIX}messages_deduplicated_total`,
       help: 'Messages of the ingestion API answered 200 and forwarded nowhere: repeats of a messageId the source accepted within dedupe.window.',
+      labelNames: ['source'],
+      registers,
+    });
+    this.#filtered = new Counter({
+      name: `${PREFIX}messages_filtered_total`,
+      help: 'Messages accepted and forwarded nowhere because no webhook URL of their source has a filter that takes them.',
       labelNames: ['source'],
       registers,
     });
@@ -150,9 +157,12 @@ export class CollectorMetrics {
     });
   }
 
-  /** Counts what `events` tells: messages accepted and repeated, outcomes, retries, receivers' requests. */
+  /** Counts what `events` tells: messages accepted, repeated and filtered out, outcomes, retries, receivers' requests. */
   follow(events: DeliveryEmitter): void {
-    events.on('accepted', (entries) => countRuns(entries, (source, count) => this.accepted(source, count)));
+    events.on('accepted', (entries) => {
+      countRuns(entries, (source, count) => this.accepted(source, count));
+      countRuns(entries.filter(isFilteredOut), (source, count) => this.filtered(source, count));
+    });
     events.on('duplicate', (repeats) => countRuns(repeats.map(({ entry }) => entry), (source, count) => this.deduplicated(source, count)));
     events.on('settled', ({ delivery, outcome }) => this.settled(delivery.source, outcome));
     events.on('dropped', ({ delivery }) => this.settled(delivery.source, 'failed'));
@@ -168,6 +178,11 @@ export class CollectorMetrics {
   /** `count` repeats of `source` (also counted as accepted) forwarded nowhere. */
   deduplicated(source: string, count = 1): void {
     this.#deduplicated.inc({ source }, count);
+  }
+
+  /** `count` messages of `source` (also counted as accepted) that no webhook URL's filter takes. */
+  filtered(source: string, count = 1): void {
+    this.#filtered.inc({ source }, count);
   }
 
   /** An ingestion request refused; `reason` is the error code answered, e.g. `ERR_VALIDATION`. */

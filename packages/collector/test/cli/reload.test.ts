@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signBody } from 'batched-analytics/internal';
 import { basic, type Collector, oneWebhookConfig, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 import { runCli } from '../../../../test/helpers/cli.js';
-import { scrape } from '../../../../test/helpers/metrics.js';
+import { drained, scrape } from '../../../../test/helpers/metrics.js';
 import { type ReceivedRequest, type Receiver, status, useReceivers } from '../../../../test/helpers/receiver.js';
 
 const temp = tempDir();
@@ -27,15 +27,6 @@ async function reload(collector: Collector, line: string, count = 1): Promise<vo
   await waitFor(() => collector.stderr().split(line).length > count, `reload line ${JSON.stringify(line)}`);
 }
 
-/** Waits until the collector has settled `count` deliveries and holds nothing pending. */
-async function drained(collector: Collector, count: number): Promise<void> {
-  await expect
-    .poll(async () => {
-      const now = await scrape(collector.url);
-      return [now.value('batched_analytics_deliveries_total'), now.value('batched_analytics_backlog_deliveries')];
-    }, { timeout: 10_000, interval: 50 })
-    .toEqual([count, 0]);
-}
 
 describe('serve: SIGHUP reloads the config', () => {
   it('sends new deliveries to a changed webhook URL, while those in flight finish at the old one: none lost, none twice', async () => {
@@ -53,7 +44,7 @@ describe('serve: SIGHUP reloads the config', () => {
     await waitFor(() => next.requests.length === 5, 'the new deliveries at the new URL');
     // The old URL answers only now: the attempts begun before the reload complete there.
     for (const answer of held) answer();
-    await drained(collector, 10);
+    await drained(collector.url, 10);
 
     expect(messageIds(old).sort()).toEqual(range(0, 5));
     expect(messageIds(next).sort()).toEqual(range(5, 10));
@@ -72,7 +63,7 @@ describe('serve: SIGHUP reloads the config', () => {
 
     writeFileSync(file, JSON.stringify(config(up.url)));
     await reload(collector, 'config reloaded');
-    await drained(collector, 1);
+    await drained(collector.url, 1);
     expect(messageIds(up)).toEqual(['m-0']);
     expect(new Set(messageIds(down))).toEqual(new Set(['m-0']));
   });
@@ -93,7 +84,7 @@ describe('serve: SIGHUP reloads the config', () => {
     // The old write key and URL still work; the new key does not.
     expect((await postJson(`${collector.url}/v1/track`, track(1), auth)).status).toBe(200);
     expect((await postJson(`${collector.url}/v1/track`, track(2), { authorization: basic('wk_other') })).status).toBe(401);
-    await drained(collector, 1);
+    await drained(collector.url, 1);
     expect(messageIds(hooks)).toEqual(['m-1']);
   });
 
@@ -128,7 +119,7 @@ describe('serve: SIGHUP reloads the config', () => {
 
     expect((await postJson(`${collector.url}/v1/track`, track(3), { authorization: basic('wk_app') })).status).toBe(200);
     expect((await postJson(`${collector.url}/v1/track`, track(4), auth)).status).toBe(200);
-    await drained(collector, 2);
+    await drained(collector.url, 2);
     expect((await scrape(collector.url)).value('batched_analytics_deliveries_total', { source: 'app', outcome: 'delivered' })).toBe(1);
     const web = hooks.requests.find((request) => JSON.parse(request.raw.toString('utf8')).messageId === 'm-4')!;
     expect(web.headers['x-env']).toBe('reloaded');

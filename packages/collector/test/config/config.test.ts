@@ -235,7 +235,27 @@ describe('parseConfig', () => {
     [
       { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', rate: 5 }] } } })] },
       'sources[0].destinations.Webhooks.webhooks[0].rate',
-      'Expected no `sources[0].destinations.Webhooks.webhooks[0].rate`: a webhook has only `url`, `headers`, `rateLimit`',
+      'Expected no `sources[0].destinations.Webhooks.webhooks[0].rate`: a webhook has only `url`, `headers`, `rateLimit`, `filter`',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test' }, { url: 'http://y.test', filter: { types: ['track', 'order'] } }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[1].filter.types[1]',
+      'Expected `sources[0].destinations.Webhooks.webhooks[1].filter.types[1]` to be one of page, screen, identify, track, alias, group, delete, got `"order"` (string)',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', filter: { events: [] } }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].filter.events',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].filter.events` to be a non-empty array of strings, got an empty array',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', filter: { events: ['Order Completed', 7] } }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].filter.events[1]',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].filter.events[1]` to be a non-empty string, got `7` (number)',
+    ],
+    [
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', filter: { types: ['identify'], eventz: ['x'] } }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].filter.eventz',
+      'Expected no `sources[0].destinations.Webhooks.webhooks[0].filter.eventz`: a filter has only `types` and `events` (did you mean `events`?)',
     ],
     [
       { sources: [source({ destinations: { Webhooks: hook('http://user:pass@x.test/in') } })] },

@@ -69,4 +69,30 @@ describe('Deliverer', () => {
     const claims = await deliverAll(3, 1);
     expect(claims.filter(({ got }) => got > 0)).toEqual(Array(3).fill({ limit: 1, got: 1 }));
   });
+
+  it('gives up at once, with no request, a delivery no URL\'s filter takes by its first attempt (the filters were reloaded since it was accepted)', async () => {
+    const receiver = await startLoopback();
+    closing.push(() => receiver.close());
+    const store = new JournalStore(`${temp.dir}/filtered`);
+    await store.open();
+    closing.push(() => store.close());
+    await store.accept([delivery('Signed Up', Date.now())]);
+    const events = new DeliveryEmitter();
+    const settled: { outcome: string; reason: string | undefined }[] = [];
+    events.on('settled', ({ outcome, error }) => settled.push({ outcome, reason: error?.message }));
+    const made = new Deliverer({
+      sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url, filter: { types: ['identify'] } }] } }]]),
+      delivery: {},
+      queue: { lease: 30_000, pollInterval: 60_000, maxInFlight: 4 },
+      store,
+      events,
+    });
+    closing.push(() => made.close());
+    made.start();
+    await expect.poll(async () => (await store.backlog()).pending, { timeout: 5_000, interval: 20 }).toBe(0);
+    expect(receiver.requests).toHaveLength(0);
+    expect(made.inFlight).toBe(0);
+    // The page and the metrics learn it as given up, and why.
+    expect(settled).toEqual([{ outcome: 'failed', reason: 'no webhook URL\'s filter takes it since the config was reloaded' }]);
+  });
 });

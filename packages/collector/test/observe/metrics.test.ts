@@ -92,20 +92,23 @@ describe.skipIf(PROMTOOL_SKIP !== undefined)(`GET /metrics${PROMTOOL_SKIP ? ` sk
   it('counts a delivery retried then refused as failed, and has every metric documented with its type and labels', async () => {
     // Once unavailable, then refused for good: a retry, then given up.
     const hooks = await receiver(sequence(503, 400));
-    const file = writeConfig(temp.dir, { sources: [{ name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: hooks.url }] } } }], delivery: { minRetryDelay: 20, maxRetryDelay: 50 } }, 'refused.json');
+    const file = writeConfig(temp.dir, { sources: [{ name: 'app', writeKey: 'wk_app', destinations: { Webhooks: { webhooks: [{ url: hooks.url, filter: { types: ['track'] } }] } } }], delivery: { minRetryDelay: 20, maxRetryDelay: 50 } }, 'refused.json');
     const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/refused`]);
     const x = { ...track('x'), messageId: 'm-x' };
     expect((await postJson(`${collector.url}/v1/track`, x, { authorization: basic('wk_app') })).status).toBe(200);
     // A client sending it again: answered alike, forwarded nowhere, counted apart.
     expect((await postJson(`${collector.url}/v1/track`, x, { authorization: basic('wk_app') })).status).toBe(200);
     expect((await postJson(`${collector.url}/v1/track`, track('y'), { authorization: basic('nobody') })).status).toBe(401);
+    // One the URL's filter does not take: accepted, forwarded nowhere, counted apart.
+    expect((await postJson(`${collector.url}/v1/identify`, { type: 'identify', userId: 'u1', messageId: 'm-z' }, { authorization: basic('wk_app') })).status).toBe(200);
     await expect.poll(async () => (await scrape(collector.url)).value('batched_analytics_deliveries_total', { source: 'app', outcome: 'failed' }), poll).toBe(1);
     const after = await scrape(collector.url);
     expect(after.value('batched_analytics_webhook_requests_total', { source: 'app', status_class: '4xx' })).toBe(1);
     expect(after.value('batched_analytics_webhook_requests_total', { source: 'app', status_class: '5xx' })).toBe(1);
     expect(after.value('batched_analytics_delivery_retries_total', { source: 'app' })).toBe(1);
     expect(after.value('batched_analytics_messages_deduplicated_total', { source: 'app' })).toBe(1);
-    expect(after.value('batched_analytics_messages_accepted_total', { source: 'app' })).toBe(1);
+    expect(after.value('batched_analytics_messages_accepted_total', { source: 'app' })).toBe(2);
+    expect(after.value('batched_analytics_messages_filtered_total', { source: 'app' })).toBe(1);
 
     // docs/operations.md's table names every metric of ours, with its type and labels.
     const documented = [...readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8').matchAll(/^\| `(batched_analytics_\w+)` \| (\w+) \|([^|]*)\|/gm)].map(

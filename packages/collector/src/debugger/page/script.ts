@@ -52,6 +52,7 @@ export const SCRIPT = `
       el('span', { class: 'badge', 'data-status': w.status }, w.status), ' ', el('code', {}, w.url),
       w.attempts ? ' · ' + w.attempts + (w.attempts === 1 ? ' attempt' : ' attempts') + (w.httpStatus ? ', HTTP ' + w.httpStatus : '') : '',
       w.note ? el('span', { class: 'note' }, w.note) : undefined,
+      w.filter ? el('span', { class: 'note filter' }, 'filter: ' + w.filter) : undefined,
       w.status === 'retrying' && w.nextAttemptAt ? el('span', { class: 'note countdown', 'data-at': w.nextAttemptAt }, countdown(w.nextAttemptAt)) : undefined));
     const row = el('tr', { 'data-id': view.id, 'data-type': m.type, 'data-status': status, tabindex: '0' },
       el('td', { class: 'time' }, new Date(view.receivedAt).toLocaleTimeString()),

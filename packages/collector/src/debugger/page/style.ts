@@ -28,7 +28,7 @@ export const STYLE = `
   .badge[data-status="delivered"] { background: #1a7f37; }
   .badge[data-status="retrying"] { background: #b54708; }
   .badge[data-status="failed"] { background: #b42318; }
-  .badge[data-status="skipped"] { background: #9aa3ad; }
+  .badge[data-status="skipped"], .badge[data-status="filtered"] { background: #9aa3ad; }
   .note { display: block; font-size: .75rem; color: #5b6470; overflow-wrap: anywhere; }
   .scroll { overflow-x: auto; }
   pre { margin: .25rem 0 0; overflow: auto; white-space: pre-wrap; word-break: break-all; background: #f6f7f9; padding: .4rem; }

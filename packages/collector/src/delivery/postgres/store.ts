@@ -493,6 +493,8 @@ function toClaimed(row: DeliveryRow, claim: string): Claimed {
     claim,
     attempt: row.attempts,
   };
+  // The URLs' filters look at a track's event; the message holds it, as the body does.
+  if (row.type === 'track') claimed.delivery.webhook.event = (row.message as { event: string }).event;
   if (row.targets !== null) claimed.targets = row.targets;
   return claimed;
 }
