@@ -3,6 +3,7 @@ import { type FileHandle, open, readdir, readFile, unlink } from 'node:fs/promis
 import path from 'node:path';
 import { GroupCommit } from 'batched-analytics/internal';
 import { report } from '../config/report.js';
+import { syncDirectory } from './journal-segment.js';
 import type { KeySeed, MessageKey } from './message-key.js';
 
 /** What starts every file: its format, then the seed of the keys in it. */
@@ -24,8 +25,8 @@ interface SeenFile {
 
 /**
  * The journal's record of the ids it accepted, in files of their own in the data directory
- * (`seen-00000001.bin`, ...): 16 bytes an id, appended and fsync'ed before the acceptance that
- * claimed them resolves, concurrent appends sharing one write (group commit). A new file is started
+ * (`seen-00000001.bin`, ...): 16 bytes an id, appended and fsync'ed, the appends made while a
+ * write runs sharing the next write (group commit). A new file is started
  * every eighth of the window, and a file is deleted once its latest record is older than the window:
  * on disk, about 16 bytes per id accepted within the window, and an eighth more.
  *
@@ -39,6 +40,10 @@ export class SeenLog {
   readonly #files: SeenFile[];
   #handle: FileHandle | undefined;
   readonly #writes = new GroupCommit<Buffer>((records) => this.#write(records));
+  /** The latest append, its failure caught: what {@link flush} waits for. */
+  #latest: Promise<void> = Promise.resolve();
+  /** Bytes appended and not yet written (or failed). */
+  #unwritten = 0;
 
   private constructor(dir: string, window: number, seed: KeySeed, files: SeenFile[]) {
     this.#dir = dir;
@@ -96,7 +101,22 @@ export class SeenLog {
 
   /** Appends records (each {@link RECORD_BYTES}, made by {@link encodeSeen}) and resolves once they are on disk. */
   append(records: Buffer): Promise<void> {
-    return this.#writes.add(records);
+    this.#unwritten += records.length;
+    const appended = this.#writes.add(records).finally(() => {
+      this.#unwritten -= records.length;
+    });
+    this.#latest = appended.catch(() => undefined);
+    return appended;
+  }
+
+  /** Bytes appended and not yet on disk. */
+  get unwritten(): number {
+    return this.#unwritten;
+  }
+
+  /** Resolves once every append made so far is written (one at a time, in order: the latest ends last), or failed. */
+  flush(): Promise<void> {
+    return this.#latest;
   }
 
   async close(): Promise<void> {
@@ -140,6 +160,8 @@ export class SeenLog {
     const handle = await open(file, 'a');
     try {
       await handle.write(header);
+      // The file's name must outlive a crash too: once the journal's segments are gone, it is all there is.
+      await syncDirectory(this.#dir);
     } catch (error) {
       await handle.close().catch(() => undefined);
       throw error;
