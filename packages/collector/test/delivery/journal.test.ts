@@ -181,9 +181,10 @@ describe('JournalStore', () => {
       const opened = store({ dedupeWindow: 8_000 });
       await opened.open();
       await opened.ingest([arrival('t0')]);
+      // Written behind the acceptance: a file is named when its write starts, or deleted, after the answer.
+      await vi.waitFor(() => expect(seenFiles()).toEqual(['seen-00000001.bin']));
       vi.setSystemTime(1_700_000_001_500);
       await opened.ingest([arrival('t1')]);
-      // Written behind the acceptance: a file is named when it is started, or deleted, after the answer.
       await vi.waitFor(() => expect(seenFiles()).toEqual(['seen-00000001.bin', 'seen-00000002.bin']));
       vi.setSystemTime(1_700_000_008_000);
       await opened.ingest([arrival('t2')]);
