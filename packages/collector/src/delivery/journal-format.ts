@@ -12,10 +12,12 @@ export interface Schedule {
  * written as it was serialised once, and `sizes` says how long each is: the journal keeps only
  * where a delivery lies, and reads it back when it is claimed. `order` is the acceptance order of
  * its first delivery (kept when a delivery is copied forward); version-1 lines have neither.
+ * An acceptance of the ingestion routes also carries each delivery's `messageId` as its source
+ * claimed it (`seen`) and when (`seenAt`): the de-duplication's ids are rebuilt from these too.
  */
 export type JournalRecord =
   | { op: 'journal'; version: number }
-  | ({ op: 'accept'; order?: number; sizes?: number[]; deliveries: Delivery[]; audience?: AudienceRecord } & Partial<Schedule>)
+  | ({ op: 'accept'; order?: number; sizes?: number[]; deliveries: Delivery[]; audience?: AudienceRecord; seen?: string[]; seenAt?: number } & Partial<Schedule>)
   | ({ op: 'retry'; id: string } & Schedule)
   | { op: 'settle'; id: string; outcome: Outcome };
 
@@ -27,14 +29,22 @@ export interface EncodedAccept {
   starts: number[];
 }
 
+/** The ids an acceptance of the ingestion routes claimed, one per delivery, and when. */
+export interface SeenRecord {
+  at: number;
+  messageIds: readonly string[];
+}
+
 /**
  * Encodes an acceptance from its deliveries' serialised bytes.
  * @throws when the audience cannot be serialised (the deliveries already were).
  */
-export function encodeAccept(order: number, bodies: readonly Buffer[], schedule?: Schedule, audience?: AudienceRecord): EncodedAccept {
+export function encodeAccept(order: number, bodies: readonly Buffer[], schedule?: Schedule, audience?: AudienceRecord, seen?: SeenRecord): EncodedAccept {
   const scheduled = schedule === undefined ? '' : `,"at":${schedule.at},"attempts":${schedule.attempts},"targets":${JSON.stringify(schedule.targets)}`;
   const head = Buffer.from(`{"op":"accept","order":${order}${scheduled},"sizes":${JSON.stringify(bodies.map((body) => body.length))},`);
-  const tail = Buffer.from(`]${audience === undefined ? '' : `,"audience":${JSON.stringify(audience)}`}}\n`);
+  // After the deliveries, so that the ids' text cannot come before where they start.
+  const ids = seen === undefined ? '' : `,"seenAt":${seen.at},"seen":${JSON.stringify(seen.messageIds)}`;
+  const tail = Buffer.from(`]${audience === undefined ? '' : `,"audience":${JSON.stringify(audience)}`}${ids}}\n`);
   const parts: Buffer[] = [head, DELIVERIES];
   const starts: number[] = [];
   let at = head.length + DELIVERIES.length;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { DueQueue } from './due-queue.js';
 import { DataDirLockedError, JournalVersionError, StoreClosedError } from './errors.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule } from './journal-format.js';
+import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './journal-format.js';
 import { readVersion1 } from './journal-v1.js';
 import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
 import { report } from '../config/report.js';
@@ -48,7 +48,8 @@ export interface JournalOptions {
   reserve?: number;
   /**
    * How long, in ms, a source's `messageId` is remembered for {@link JournalStore.ingest}: in
-   * memory (16 bytes a slot, see `SeenTable`) and in `seen-*.bin` files beside the segments. 0: off.
+   * memory (16 bytes a slot, see `SeenTable`), in `seen-*.bin` files beside the segments, and in
+   * the acceptance lines of the messages forwarded. 0: off.
    * @default 86400000 (24 h)
    */
   dedupeWindow?: number;
@@ -205,6 +206,8 @@ export class JournalStore implements Store {
   async open(): Promise<StoreSnapshot> {
     await mkdir(this.#dir, { recursive: true });
     await this.#lock();
+    // First: replaying the segments adds the ids their acceptances carry.
+    if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow);
     const numbers = segmentNumbers(await readdir(this.#dir));
     for (const number of numbers) {
       const segment = await Segment.existing(this.#dir, number);
@@ -215,7 +218,6 @@ export class JournalStore implements Store {
     this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
     await this.#upgrade();
     await this.#removeDead();
-    if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow);
     if (!(await this.#setReserveAside())) {
       report('warn', 'collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
@@ -227,20 +229,28 @@ export class JournalStore implements Store {
     return this.#accept(deliveries, undefined, options);
   }
 
-  /** The ids are claimed in memory at once, and written to their own files once the acceptance is durable. */
+  /**
+   * The ids are claimed in memory at once. A forwarded message's id is journaled with its delivery,
+   * in the one fsync'ed write of the acceptance; every id is then written to the seen log behind it,
+   * not waited for (see {@link SeenIds}).
+   */
   async ingest(arrivals: readonly Arrival[], options?: ClaimOptions): Promise<Ingested> {
     this.#usable();
     const seen = this.#seen?.claim(arrivals);
-    const deliveries = arrivals.flatMap(({ delivery }, index) => (delivery === undefined || seen?.repeats[index] !== undefined ? [] : [delivery]));
-    let claimed: Claimed[];
+    const forwarded = arrivals.filter(({ delivery }, index) => delivery !== undefined && seen?.repeats[index] === undefined);
+    let claimed: Claimed[] = [];
     try {
-      claimed = deliveries.length > 0 ? await this.#accept(deliveries, undefined, options) : [];
+      if (forwarded.length > 0) {
+        const deliveries = forwarded.map(({ delivery }) => delivery!);
+        const ids = seen === undefined ? undefined : { at: seen.at, messageIds: forwarded.map(({ messageId }) => messageId), durable: seen.commit };
+        claimed = await this.#accept(deliveries, undefined, options, ids);
+      } else seen?.commit();
     } catch (error) {
       seen?.abandon(error);
       throw error;
     }
-    await seen?.commit();
     await seen?.firsts();
+    await this.#seen?.paced();
     return { claimed, repeats: seen?.repeats ?? arrivals.map(() => undefined) };
   }
 
@@ -386,12 +396,20 @@ export class JournalStore implements Store {
     return this.#closing;
   }
 
-  /** Journals an acceptance durably, then claims the first `options.claim` of its deliveries. */
-  async #accept(deliveries: readonly Delivery[], audience: AudienceRecord | undefined, options: ClaimOptions | undefined): Promise<Claimed[]> {
+  /**
+   * Journals an acceptance durably, then claims the first `options.claim` of its deliveries.
+   * `seen`: the ids its deliveries claimed, journaled with them; `durable` is called once they are on disk.
+   */
+  async #accept(
+    deliveries: readonly Delivery[],
+    audience: AudienceRecord | undefined,
+    options: ClaimOptions | undefined,
+    seen?: SeenRecord & { durable: () => void },
+  ): Promise<Claimed[]> {
     const bodies = deliveries.map((delivery) => Buffer.from(JSON.stringify(delivery)));
     const order = this.#accepted;
     this.#accepted += deliveries.length;
-    const { line: bytes, starts } = encodeAccept(order, bodies, undefined, audience);
+    const { line: bytes, starts } = encodeAccept(order, bodies, undefined, audience, seen);
     const claimed: Claimed[] = [];
     await this.#append(bytes, {
       sync: true,
@@ -405,6 +423,8 @@ export class JournalStore implements Store {
           if (claim !== undefined && index < options!.claim) claimed.push(this.#take(entry, claim, until, delivery));
         });
         if (audience !== undefined) this.#keepAudience(audience, segment, bytes.length);
+        // Before any segment can be deleted after this write: the seen log is flushed first.
+        seen?.durable();
       },
     });
     return claimed;
@@ -652,6 +672,8 @@ export class JournalStore implements Store {
    * segment's settlements may be all that keeps an older one's deliveries from being replayed.
    */
   async #removeDead(): Promise<void> {
+    // A segment's acceptances may hold the only durable copy of ids the seen log has not written yet.
+    if (this.#segments.length > 1 && this.#segments[0]!.live === 0) await this.#seen?.flush();
     while (this.#segments.length > 1 && this.#segments[0]!.live === 0) {
       await this.#segments[0]!.remove();
       this.#segments.shift();
@@ -708,6 +730,10 @@ export class JournalStore implements Store {
         record.deliveries.forEach((delivery, index) => this.#enter(delivery, segment, start + starts[index]!, sizes[index]!, order + index, schedule));
         this.#accepted = Math.max(this.#accepted, order + record.deliveries.length);
         if (record.audience !== undefined) this.#keepAudience(record.audience, segment, text.length + 1);
+        if (record.seen !== undefined && record.seenAt !== undefined) {
+          const messageIds = record.seen;
+          this.#seen?.recover(record.deliveries.map(({ source }, index) => ({ source, messageId: messageIds[index]! })), record.seenAt);
+        }
       } else this.#change(record);
     }
   }

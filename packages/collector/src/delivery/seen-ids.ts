@@ -7,10 +7,15 @@ import { type Arrival, StoreUnavailableError } from './store.js';
 
 /** What one acceptance claimed: which arrivals were repeats, and how to end the claim. */
 export interface SeenClaim {
+  /** When the ids were claimed (ms since the epoch). */
+  at: number;
   /** Per arrival: when its id was first accepted, when it is a repeat. */
   repeats: (number | undefined)[];
-  /** The acceptance is durable: its ids are written (a failure is reported, not thrown: the messages are safe). */
-  commit(): Promise<void>;
+  /**
+   * The acceptance is durable: its repeats may be answered, and its ids are handed to the seen
+   * log, written with those of other acceptances and not waited for (a failure is reported).
+   */
+  commit(): void;
   /** The acceptance failed: its ids are not remembered, and the repeats waiting on them fail too. */
   abandon(error: unknown): void;
   /**
@@ -20,6 +25,12 @@ export interface SeenClaim {
   firsts(): Promise<void>;
 }
 
+/**
+ * Bytes of ids handed to the seen log and not yet written beyond which acceptances wait for it
+ * (65,536 ids): what a disk slower than the arrivals leaves in memory stays bounded.
+ */
+const MOST_UNWRITTEN = 1024 * 1024;
+
 /** An acceptance whose ids are claimed and not yet durable: its repeats wait for it. */
 interface InFlight {
   done: Promise<void>;
@@ -27,10 +38,16 @@ interface InFlight {
 
 /**
  * The journal's de-duplication: the ids of each source accepted within the window, in a
- * {@link SeenTable} in memory, rebuilt at open from the {@link SeenLog} on disk. A claim is taken in
- * the table at once, so of two concurrent acceptances of one id only the first records it; the
- * second waits until the first is durable (the collector never answers 200 for a repeat of
- * something that is then lost), and fails with it.
+ * {@link SeenTable} in memory, rebuilt at open from the {@link SeenLog} on disk and the ids the
+ * journal's own acceptances carry ({@link recover}). A claim is taken in the table at once, so of
+ * two concurrent acceptances of one id only the first records it; the second waits until the first
+ * is durable (the collector never answers 200 for a repeat of something that is then lost), and
+ * fails with it.
+ *
+ * The seen log is written behind the acceptances, in groups nobody waits for: a forwarded
+ * message's id is durable in the journal line that accepted it, and the journal deletes no segment
+ * before {@link flush}. An id forwarded nowhere is durable only once its group is written: a crash
+ * before that lets a later repeat through, which is forwarded nowhere either.
  */
 export class SeenIds {
   readonly #window: number;
@@ -51,6 +68,35 @@ export class SeenIds {
     const since = Date.now() - window + 1;
     const log = await SeenLog.open(dir, window, (key, at) => void table.claim(key, at, since));
     return new SeenIds(window, log, table);
+  }
+
+  /**
+   * Remembers ids a journal line accepted at `at` (read back at open), and hands those the seen
+   * log did not hold to it: they must outlive the line's segment.
+   */
+  recover(ids: readonly Pick<Arrival, 'source' | 'messageId'>[], at: number): void {
+    const since = Date.now() - this.#window + 1;
+    if (at < since) return;
+    const records = Buffer.allocUnsafe(ids.length * RECORD_BYTES);
+    let count = 0;
+    const key: MessageKey = { hi: 0, lo: 0 };
+    for (const { source, messageId } of ids) {
+      messageKey(this.#log.seed, source, messageId, key);
+      if (this.#table.claim(key, at, since) !== undefined) continue;
+      encodeSeen(key, at, records, count * RECORD_BYTES);
+      count += 1;
+    }
+    if (count > 0) this.#write(records.subarray(0, count * RECORD_BYTES));
+  }
+
+  /** Resolves once every id handed to the seen log so far is on disk (or its write failed, reported). */
+  flush(): Promise<void> {
+    return this.#log.flush();
+  }
+
+  /** Resolves at once, unless more than {@link MOST_UNWRITTEN} bytes wait for the seen log: then once they are written. */
+  async paced(): Promise<void> {
+    if (this.#log.unwritten > MOST_UNWRITTEN) await this.#log.flush();
   }
 
   /** Bytes the table in memory takes. */
@@ -93,13 +139,10 @@ export class SeenIds {
       }
     };
     return {
+      at,
       repeats,
-      commit: async () => {
-        try {
-          if (claimed.length > 0) await this.#log.append(records.subarray(0, claimed.length * RECORD_BYTES));
-        } catch (error) {
-          report('warn', 'collector: the ids of %d accepted message(s) could not be written: a repeat of them after a restart is delivered again: %s', claimed.length, messageOf(error));
-        }
+      commit: () => {
+        if (claimed.length > 0) this.#write(records.subarray(0, claimed.length * RECORD_BYTES));
         end();
         resolve();
       },
@@ -116,6 +159,13 @@ export class SeenIds {
         }
       },
     };
+  }
+
+  /** Appends records to the seen log, not waited for: a failure is reported. */
+  #write(records: Buffer): void {
+    this.#log.append(records).catch((error: unknown) => {
+      report('warn', 'collector: the ids of %d accepted message(s) could not be written: a repeat of them after a restart is delivered again: %s', records.length / RECORD_BYTES, messageOf(error));
+    });
   }
 
   close(): Promise<void> {

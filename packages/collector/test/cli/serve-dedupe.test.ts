@@ -1,6 +1,8 @@
 // De-duplication on `messageId`, through the real CLI: in a batch, across requests and routes, per
 // source, on the live page and in /metrics, across kill -9 (journal), with `dedupe.window` 0, and on
 // two collectors sharing a PostgreSQL database (skipped without it; fails so under CI=true).
+import { readdirSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
@@ -86,19 +88,28 @@ describe('serve: de-duplication on messageId (journal)', () => {
     }
   });
 
-  it('remembers the ids it accepted across a kill -9 and a restart on the same data dir', async () => {
-    const id = ids();
-    // The first run's receiver never answers: its deliveries are still pending when it is killed,
-    // and the restart delivers each once from the journal. What it is sent again must add nothing.
+  /**
+   * Runs a collector on `dataDir` whose receiver never answers, sends `messageIds` to source `web`
+   * in one batch, and kills it (-9) once each was attempted: their deliveries are still pending,
+   * and a restart delivers each once from the journal.
+   */
+  async function acceptThenKill(dataDir: string, messageIds: readonly string[]): Promise<void> {
     const held: { destroy: () => void }[] = [];
     const silent = await startLoopback((_, res) => void held.push(res));
-    const dataDir = `${temp.dir}/data-kill`;
-    const first = await startCollector(['--config', writeConfig(temp.dir, config({ sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: silent.url }] } } }] }), 'kill-1.json'), '--port', '0', '--data-dir', dataDir]);
-    expect((await postJson(`${first.url}/v1/batch`, { batch: [track(id('k1')), track(id('k2'))] }, as('wk_web'))).status).toBe(200);
-    await waitFor(() => silent.requests.length === 2, 'both attempted');
+    const silentConfig = config({ sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: silent.url }] } } }] });
+    const first = await startCollector(['--config', writeConfig(temp.dir, silentConfig, `silent-${run}.json`), '--port', '0', '--data-dir', dataDir]);
+    expect((await postJson(`${first.url}/v1/batch`, { batch: messageIds.map(track) }, as('wk_web'))).status).toBe(200);
+    await waitFor(() => silent.requests.length === messageIds.length, 'each attempted');
     expect(await first.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
     held.forEach((res) => res.destroy());
     await silent.close();
+  }
+
+  it('remembers the ids it accepted across a kill -9 and a restart on the same data dir', async () => {
+    const id = ids();
+    // What the restart is sent again must add nothing to what the journal delivers.
+    const dataDir = `${temp.dir}/data-kill`;
+    await acceptThenKill(dataDir, [id('k1'), id('k2')]);
 
     const second = await startCollector(['--config', writeConfig(temp.dir, config(), 'kill-2.json'), '--port', '0', '--data-dir', dataDir]);
     expect((await postJson(`${second.url}/v1/batch`, { batch: [track(id('k1')), track(id('k3'))] }, as('wk_web'))).status).toBe(200);
@@ -106,6 +117,20 @@ describe('serve: de-duplication on messageId (journal)', () => {
     await settleWith(second, web, 'wk_web', id('end'));
     await waitFor(() => received(web, id('k1')) >= 1 && received(web, id('k2')) >= 1, 'the journal delivered k1 and k2');
     expect([received(web, id('k1')), received(web, id('k2')), received(web, id('k3'))]).toEqual([1, 1, 1]);
+  });
+
+  it("recognises a forwarded message's repeat after a kill -9 that came before its id reached the seen log: the journal's acceptance carries it", async () => {
+    const id = ids();
+    const dataDir = `${temp.dir}/data-unwritten`;
+    await acceptThenKill(dataDir, [id('f')]);
+    // The seen log is written behind the answer: as if the kill had come before that write.
+    for (const name of readdirSync(dataDir).filter((file) => file.startsWith('seen-'))) unlinkSync(path.join(dataDir, name));
+
+    const second = await startCollector(['--config', writeConfig(temp.dir, config(), 'unwritten.json'), '--port', '0', '--data-dir', dataDir]);
+    expect((await postJson(`${second.url}/v1/track`, track(id('f')), as('wk_web'))).status).toBe(200);
+    await settleWith(second, web, 'wk_web', id('end'));
+    await waitFor(() => received(web, id('f')) >= 1, 'the journal delivered f');
+    expect(received(web, id('f'))).toBe(1);
   });
 
   it('with dedupe.window 0 forwards every repeat', async () => {

@@ -72,6 +72,24 @@ describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipp
     expect(reports.filter(([, line]) => line.includes('unreadable'))).toEqual([]);
   });
 
+  it('remembers none of the ids of an ingestion it refused: after a restart their resend is recorded, not dropped as a repeat', async () => {
+    const first = store();
+    await first.open();
+    const arrivals = [
+      { source: 'web', messageId: 'm-big', delivery: sized('big', 64 * 1024) },
+      { source: 'web', messageId: 'm-nowhere' },
+    ];
+    disk.fill(8 * 1024);
+    await expect(first.ingest(arrivals)).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
+    disk.drain();
+    // Closed: whatever the seen log still had to write is written.
+    await first.close();
+    const second = store();
+    await second.open();
+    expect((await second.ingest(arrivals)).repeats).toEqual([undefined, undefined]);
+    expect((await second.claim(100, 60_000)).map((held) => held.delivery.id)).toEqual(['big']);
+  });
+
   it('records settlements on a full disk, reclaims what was delivered, and accepts again by itself', async () => {
     const first = store();
     await first.open();

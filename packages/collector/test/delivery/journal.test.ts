@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type JournalOptions, JournalStore } from '../../src/delivery/journal.js';
@@ -181,15 +181,45 @@ describe('JournalStore', () => {
       const opened = store({ dedupeWindow: 8_000 });
       await opened.open();
       await opened.ingest([arrival('t0')]);
+      // Written behind the acceptance: a file is named when its write starts, or deleted, after the answer.
+      await vi.waitFor(() => expect(seenFiles()).toEqual(['seen-00000001.bin']));
       vi.setSystemTime(1_700_000_001_500);
       await opened.ingest([arrival('t1')]);
-      expect(seenFiles()).toHaveLength(2);
+      await vi.waitFor(() => expect(seenFiles()).toEqual(['seen-00000001.bin', 'seen-00000002.bin']));
       vi.setSystemTime(1_700_000_008_000);
       await opened.ingest([arrival('t2')]);
       // The first file's only id is 8 s old: out of the window, so is the file.
-      expect(seenFiles()).toHaveLength(2);
+      await vi.waitFor(() => expect(seenFiles()).toEqual(['seen-00000002.bin', 'seen-00000003.bin']));
       expect((await opened.ingest([arrival('t1')])).repeats[0]).toBe(1_700_000_001_500);
       expect((await opened.ingest([arrival('t0')])).repeats[0]).toBeUndefined();
+    });
+
+    it("rebuilds a forwarded message's id from the journal when a crash came before its seen-log write, and writes it there before that segment goes", async () => {
+      const forwarded = { ...arrival('m-f'), delivery: delivery('f') };
+      const crashed = store();
+      await crashed.open();
+      await crashed.ingest([forwarded, arrival('m-n')]);
+      await vi.waitFor(() => expect(seenFiles()).toHaveLength(1));
+      // The crash: the seen log's write, made behind the answer, never reached the disk.
+      for (const file of seenFiles()) unlinkSync(path.join(data(), file));
+
+      const second = store();
+      await second.open();
+      // The journal's acceptance carried the forwarded id; the id forwarded nowhere is gone (documented).
+      expect((await second.ingest([forwarded, arrival('m-n')])).repeats.map((at) => at !== undefined)).toEqual([true, false]);
+      const [held] = await second.claim(10, 60_000);
+      expect(held?.delivery.id).toBe('f');
+      const firstSegment = segments()[0]!;
+      await second.settle(held!, 'delivered');
+      // The settlement empties the first segment: the next write deletes it.
+      await second.accept([delivery('other')]);
+      expect(existsSync(firstSegment)).toBe(false);
+
+      // Another crash: now only the seen log knows the id.
+      const third = store();
+      await third.open();
+      expect((await third.ingest([forwarded])).repeats[0]).toBeTypeOf('number');
+      expect((await third.claim(10, 60_000)).map((claimed) => claimed.delivery.id)).toEqual(['other']);
     });
 
     it('writes no file with a window of 0', async () => {
