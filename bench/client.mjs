@@ -164,6 +164,15 @@ async function floor(sdk) {
   const context = { library: { name: 'batched-analytics', version: '0.1.0' } };
   const timestamp = new Date().toISOString();
   const kept = [];
+  /** The floor's work for call `i`: the complete message's JSON. */
+  const floorJson = (i) => {
+    const message = orderCompleted(i);
+    message.type = 'track';
+    message.messageId = crypto.randomUUID();
+    message.timestamp = timestamp;
+    message.context = context;
+    return JSON.stringify(message);
+  };
   const trackBlock = (from) => {
     const t0 = performance.now();
     for (let i = from; i < from + block; i++) sdk.track(client, orderCompleted(i));
@@ -172,12 +181,7 @@ async function floor(sdk) {
   const floorBlock = (from) => {
     const t0 = performance.now();
     for (let i = from; i < from + block; i++) {
-      const message = orderCompleted(i);
-      message.type = 'track';
-      message.messageId = crypto.randomUUID();
-      message.timestamp = timestamp;
-      message.context = context;
-      kept.push(JSON.stringify(message));
+      kept.push(floorJson(i));
       if (kept.length > 64) kept.length = 0;
     }
     floorTimes.push(((performance.now() - t0) * 1000) / block);
@@ -189,12 +193,7 @@ async function floor(sdk) {
   const ceilingBlock = (from) => {
     const t0 = performance.now();
     for (let i = from; i < from + block; i++) {
-      const message = orderCompleted(i);
-      message.type = 'track';
-      message.messageId = crypto.randomUUID();
-      message.timestamp = timestamp;
-      message.context = context;
-      const json = JSON.stringify(message);
+      const json = floorJson(i);
       const bytes = Buffer.byteLength(json);
       if (slab.length - slabAt < bytes) slabAt = 0;
       slabAt += bytes === json.length ? slab.latin1Write(json, slabAt) : slab.write(json, slabAt);
