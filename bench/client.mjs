@@ -2,34 +2,13 @@
 // to one SDK alone. The configuration arrives as JSON in argv[2]; results leave over IPC.
 //   throughput: `events` track calls in one synchronous loop, then close and wait for delivery.
 //   outage:     `events` calls spread evenly over `outageMs` while the sink answers 503, then close.
+import { orderCompleted } from './workload.mjs';
+
 const config = JSON.parse(process.argv[2]);
 const WRITE_KEY = 'bench-write-key';
 
 /** Wall-clock ms with sub-ms resolution, comparable between the benchmark's processes. */
 const clock = () => performance.timeOrigin + performance.now();
-
-/** An "Order Completed" track call with about 300 bytes of properties, distinct per call. */
-function orderCompleted(i, messageId) {
-  const params = {
-    userId: `user-${i % 10_000}`,
-    event: 'Order Completed',
-    properties: {
-      checkout_id: `checkout-${i}`,
-      order_id: `order-${i}`,
-      affiliation: 'Online Store',
-      total: 27.5 + (i % 100),
-      revenue: 25,
-      shipping: 3,
-      tax: 2,
-      discount: 2.5,
-      coupon: 'SUMMER',
-      currency: 'USD',
-      products: [{ product_id: '507f1f77bcf86cd799439011', sku: '45790-32', name: 'Monopoly: 3rd Edition', price: 19, quantity: 1 }],
-    },
-  };
-  if (messageId !== undefined) params.messageId = messageId;
-  return params;
-}
 
 /**
  * The two SDKs behind one shape: `create(maxQueueSize?)`, `track(client, params)`, `close(client)`

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { benchArgs, fail, integerFlag } from './args.mjs';
 import { builtFile } from './builds.mjs';
 import { nextMessage } from './ipc.mjs';
+import { orderCompleted } from './workload.mjs';
 
 const args = benchArgs(import.meta.url, {
   against: { type: 'string' },
@@ -31,16 +32,6 @@ const client = async (dist) =>
 const ours = await client(new URL('../packages/client/dist/index.js', import.meta.url).href);
 const baseline = await client(pathToFileURL(theirs).href);
 
-/** An "Order Completed" track call, as bench/client.mjs makes it. */
-const orderCompleted = (i) => ({
-  userId: `user-${i % 10_000}`,
-  event: 'Order Completed',
-  properties: {
-    checkout_id: `checkout-${i}`, order_id: `order-${i}`, affiliation: 'Online Store', total: 27.5 + (i % 100),
-    revenue: 25, shipping: 3, tax: 2, discount: 2.5, coupon: 'SUMMER', currency: 'USD',
-    products: [{ product_id: '507f1f77bcf86cd799439011', sku: '45790-32', name: 'Monopoly: 3rd Edition', price: 19, quantity: 1 }],
-  },
-});
 const context = { library: { name: 'batched-analytics', version: '0.1.0' } };
 const timestamp = new Date().toISOString();
 const kept = [];
