@@ -6,7 +6,7 @@
 //                    [--flush-at N (20)] [--flush-interval MS (5000)] [--gzip] [--rounds N (3)]
 //                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
 //                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
-//   Throughput also measures track() against its floor (bench/client.mjs `floor`) and ours with a
+//   Throughput also measures track() against its floor and the ceiling (bench/client.mjs `floor`) and ours with a
 //   `spool` against ours without, in the same rounds.
 //                    [--run-timeout S (180, per SDK run)]
 //                    [--against DIR (throughput: compare with the batched-analytics built in DIR,
@@ -151,14 +151,17 @@ async function throughputRun(sdk) {
   }
 }
 
-/** track() against its floor in one process (see `floor` in bench/client.mjs): µs per call and the median ratio of neighbouring blocks. */
-async function floorRun() {
+/**
+ * track() against its floor in one process (see `floor` in bench/client.mjs): µs per call and the
+ * median ratio of neighbouring blocks; `baseline` measures the `--against` build the same way.
+ */
+async function floorRun(sdk = 'ours') {
   const sink = await startSink();
   try {
     sink.expect(settings.events);
-    const config = { sdk: 'ours', scenario: 'floor', url: sink.url, events: settings.events, flushAt: settings.flushAt, flushInterval: settings.flushInterval, gzip: settings.gzip, closeTimeout: settings.runTimeoutMs };
-    const { trackUs, floorUs, ratio } = await runClient(config);
-    return { trackUs, floorUs, ratio };
+    const config = { sdk, dist: sdk === 'baseline' ? baselineDist : undefined, scenario: 'floor', url: sink.url, events: settings.events, flushAt: settings.flushAt, flushInterval: settings.flushInterval, gzip: settings.gzip, closeTimeout: settings.runTimeoutMs };
+    const { trackUs, floorUs, ratio, ceilingUs, ceilingRatio } = await runClient(config);
+    return { trackUs, floorUs, ratio, ceilingUs, ceilingRatio };
   } finally {
     await sink.stop();
   }
@@ -193,12 +196,23 @@ async function throughput() {
   console.log(`Ours runs with maxQueueSize = ${thousands(events)} (= the event count), so no call is dropped.\n`);
   const runs = { ours: [], [RIVAL]: [], spooled: [] };
   const floors = [];
+  const baselineFloors = [];
+  const showFloor = (round, who, floor) =>
+    console.log(
+      `round ${round} floor ${who.padEnd(8)} track=${floor.trackUs.toFixed(2)} µs floor=${floor.floorUs.toFixed(2)} µs ratio=${floor.ratio.toFixed(3)} ` +
+        `ceiling=${floor.ceilingUs.toFixed(2)} µs (${floor.ceilingRatio.toFixed(3)}×)`,
+    );
   for (let round = 1; round <= rounds; round++) {
     // Alternate who goes first, so drift (thermal, page cache) does not favour one SDK.
     const order = round % 2 === 1 ? ['ours', RIVAL, 'spooled'] : ['spooled', RIVAL, 'ours'];
     const floor = await floorRun();
     floors.push(floor);
-    console.log(`round ${round} floor    track=${floor.trackUs.toFixed(2)} µs floor=${floor.floorUs.toFixed(2)} µs ratio=${floor.ratio.toFixed(3)}`);
+    showFloor(round, 'ours', floor);
+    if (RIVAL === 'baseline') {
+      const baselineFloor = await floorRun('baseline');
+      baselineFloors.push(baselineFloor);
+      showFloor(round, 'baseline', baselineFloor);
+    }
     for (const sdk of order) {
       const result = await throughputRun(sdk);
       runs[sdk].push(result);
@@ -241,6 +255,15 @@ async function throughput() {
   if (!floorMet) misses.push('track() against its floor');
   console.log(
     `| track() µs/call : its floor (randomUUID + JSON.stringify of the complete message, same process, interleaved) | ${floor.trackUs.toFixed(2)} | floor ${floor.floorUs.toFixed(2)} | ${floorRatio.toFixed(3)}× | ≤ ${FLOOR_TARGET}× ${floorMet ? 'met' : 'MISSED'} |`,
+  );
+  if (RIVAL === 'baseline') {
+    const before = medians(baselineFloors);
+    console.log(
+      `| track() µs/call : its floor, the \`--against\` build (same rounds) | ${before.trackUs.toFixed(2)} | floor ${before.floorUs.toFixed(2)} | ${before.ratio.toFixed(3)}× | |`,
+    );
+  }
+  console.log(
+    `| the ceiling µs/call : its floor (the floor plus the UTF-8 byte count, the copy into an off-heap slab and a queue entry; no validation) | ${floor.ceilingUs.toFixed(2)} | floor ${floor.floorUs.toFixed(2)} | ${floor.ceilingRatio.toFixed(3)}× | |`,
   );
   const spooled = medians(runs.spooled);
   console.log(`\nThe spool: ours with \`spool\` (a fresh temporary directory) against ours without, same rounds:\n`);

@@ -21,6 +21,7 @@ describe.each([
   ['run.mjs', 'npm run bench', '--events'],
   ['collector.mjs', 'npm run bench:collector', '--messages'],
   ['destination.mjs', 'npm run bench:destination', '--deliveries'],
+  ['track-ab.mjs', 'npm run bench:track', '--events'],
 ])('bench/%s', (script, command, countFlag) => {
   it('prints its usage for --help and exits 0', async () => {
     const result = await bench(script, ['--help']);

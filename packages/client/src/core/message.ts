@@ -98,8 +98,6 @@ export interface MessageDefaults {
   integrations: Integrations;
 }
 
-const OBJECT_FIELDS = ['traits', 'properties', 'context'] as const;
-const STRING_FIELDS = ['name', 'category', 'messageId', 'userId', 'anonymousId'] as const;
 /** Every call type, in the order the README lists them. */
 export const MESSAGE_TYPES: readonly MessageType[] = Object.freeze(['identify', 'track', 'page', 'screen', 'group', 'alias']);
 const TYPES: ReadonlySet<string> = new Set(MESSAGE_TYPES);
@@ -158,14 +156,16 @@ function normalize(
     // JSON.stringify would send what it returns in place of the message.
     throw new ValidationError('toJSON', `Expected the ${type} call's argument to have no \`toJSON\` method, got one`);
   }
-  for (const field of STRING_FIELDS) {
-    if (p[field] !== undefined && !nonEmptyString(p[field])) {
-      throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string, got ${describe(p[field])}`);
-    }
-  }
-  for (const field of OBJECT_FIELDS) {
-    if (p[field] !== undefined) plainObjectField(field, p[field]);
-  }
+  // Each field read by name, not `p[field]` in a loop over names: a keyed read of a varying key
+  // is a generic lookup, and these checks run on every call.
+  optionalString('name', p.name);
+  optionalString('category', p.category);
+  optionalString('messageId', p.messageId);
+  optionalString('userId', p.userId);
+  optionalString('anonymousId', p.anonymousId);
+  if (p.traits !== undefined) plainObjectField('traits', p.traits);
+  if (p.properties !== undefined) plainObjectField('properties', p.properties);
+  if (p.context !== undefined) plainObjectField('context', p.context);
   requireFields(type, p);
   if (p.integrations !== undefined) validateIntegrations(p.integrations);
 
@@ -237,6 +237,12 @@ function unreadableKey(source: Record<string, unknown>): string {
 
 function unreadableError(field: string, error: unknown): ValidationError {
   return new ValidationError(field, `Expected \`${field}\` to be readable, got an error reading it: ${messageOf(error)}`, { cause: error });
+}
+
+function optionalString(field: string, value: unknown): void {
+  if (value !== undefined && !nonEmptyString(value)) {
+    throw new ValidationError(field, `Expected \`${field}\` to be a non-empty string, got ${describe(value)}`);
+  }
 }
 
 function plainObjectField(field: string, value: unknown): void {

@@ -33,6 +33,10 @@ describe('validation', () => {
     ['track', { userId: 'u', event: 'e', timestamp: 'yesterday-ish' }, 'timestamp'],
     ['track', { userId: 'u', event: 'e', timestamp: new Date(Number.NaN) }, 'timestamp'],
     ['track', { userId: 'u', event: 'e', messageId: '' }, 'messageId'],
+    ['page', { userId: 'u', name: 42 }, 'name'],
+    ['screen', { userId: 'u', category: '' }, 'category'],
+    ['track', { anonymousId: '', event: 'e' }, 'anonymousId'],
+    ['page', { userId: 'u', name: 1, category: 2, properties: [] }, 'name'],
     ['track', { userId: 'u', event: 'e', properties: { n: 10n } }, 'properties'],
     ['screen', null, 'params'],
   ] as const)('%s %o is refused naming %s', (type, params, field) => {
