@@ -14,6 +14,8 @@ export interface Route {
   destination: string;
   forwarded: boolean;
   reason?: string;
+  /** Set when no webhook URL's `filter` takes the message: what the metrics count, not the reason's words. */
+  filtered?: true;
 }
 
 /** A route's `reason` when each webhook URL of the source has a `filter` and none takes the message. */
@@ -21,7 +23,7 @@ export const NO_FILTER_TAKES = 'no webhook URL\'s filter takes it';
 
 /** Whether an entry is forwarded nowhere because no webhook URL's `filter` takes it. */
 export function isFilteredOut(entry: Entry): boolean {
-  return entry.routes.some((route) => route.reason === NO_FILTER_TAKES);
+  return entry.routes.some((route) => route.filtered === true);
 }
 
 /** A message the ingress validated and routed, as the intake records it. */

@@ -25,7 +25,9 @@ export function routeMessage(source: SourceConfig, message: WebhookInput): Route
     return route('disabled by the message\'s integrations');
   }
   const event = message.type === 'track' ? ((message as Message).event as string) : undefined;
-  if (!source.webhooks.webhooks.some(({ filter }) => filterTakes(filter, message.type, event))) return route(NO_FILTER_TAKES);
+  if (!source.webhooks.webhooks.some(({ filter }) => filterTakes(filter, message.type, event))) {
+    return [{ destination: WEBHOOKS, forwarded: false, reason: NO_FILTER_TAKES, filtered: true }];
+  }
   return route();
 }
 
