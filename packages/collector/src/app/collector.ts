@@ -108,7 +108,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   access.listening(address);
   hosts.listening(address, port);
-  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window });
+  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor, keepSettledBytes: config.retention.maxBytes });
   let snapshot: StoreSnapshot | undefined;
   let opened: Awaited<ReturnType<typeof serveFrom>>;
   try {

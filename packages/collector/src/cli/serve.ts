@@ -150,7 +150,7 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   const kept = storeUrl === undefined ? 'journal' : 'database';
   let collector: RunningCollector;
   try {
-    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window });
+    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor });
     collector = await startCollector({ config, dataDir, port, host, store, signal: context.signal });
   } catch (error) {
     // A token missing for the address is a config fault: exit 2, as any other.
