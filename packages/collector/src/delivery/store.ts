@@ -209,6 +209,9 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** What reads delivery records: the routes that look a message up and send a delivery again. */
+export type DeliveryRecords = Pick<Store, 'lookup' | 'find'>;
+
 /** What {@link Store.database} gives: the store's connections, for the page's shared history. */
 export interface StoreDatabase {
   /** The store's pool, while it is open. */
