@@ -69,7 +69,7 @@ export interface RunningCollector {
 export const COLLECTOR_DEFAULTS = { host: '127.0.0.1', port: 8088 } as const;
 
 /** Entries a running collector cannot change: its socket, store, queue and history are made once. */
-const RESTART_ONLY = ['server', 'queue', 'store', 'postgres', 'historyEvents', 'allowedHosts', 'dedupe'] as const;
+const RESTART_ONLY = ['server', 'queue', 'store', 'postgres', 'historyEvents', 'allowedHosts', 'dedupe', 'retention'] as const;
 
 /** How long `close()` lets requests in progress finish before it cuts their connections, in ms. */
 const CLOSE_GRACE = 2_000;
@@ -108,7 +108,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   access.listening(address);
   hosts.listening(address, port);
-  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window });
+  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor, keepSettledBytes: config.retention.maxBytes });
   let snapshot: StoreSnapshot | undefined;
   let opened: Awaited<ReturnType<typeof serveFrom>>;
   try {
@@ -134,7 +134,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     throw error;
   }
   const { hub, feed, router, deliverer, metrics } = opened;
-  const context: ServerContext = { config, router, hub, hosts, access, readiness, metrics };
+  const context: ServerContext = { config, router, records: store, hub, hosts, access, readiness, metrics };
   opened.serving(context);
   handler = createHandler(context);
   readiness.serving(() => store.ping?.() ?? Promise.resolve());
@@ -218,6 +218,6 @@ async function serveFrom(
   feed.follow(events);
   metrics.follow(events);
   logDeliveries(events);
-  const router = new Router({ intake, hub, sources });
+  const router = new Router({ intake, records: store, sources });
   return { hub, feed, router, deliverer, metrics, serving: (context) => (running = context) };
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { COLLECTOR_DEFAULTS, type RunningCollector, startCollector } from '../app/collector.js';
-import { CONFIG_DEFAULTS, type CollectorConfig, DEDUPE_DEFAULTS, loadConfig, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
+import { CONFIG_DEFAULTS, type CollectorConfig, DEDUPE_DEFAULTS, loadConfig, RETENTION_DEFAULTS, MIN_TOKEN_LENGTH, QUEUE_DEFAULTS, SERVER_DEFAULTS } from '../config/config.js';
 import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';
 import { AnalyticsError, type Command, type CommandContext, ConfigError, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
@@ -23,7 +23,8 @@ POST /v1/audiences, POST /v1/deletions, a live event debugger at / and Prometheu
 /metrics. Prints its base URL (http://HOST:PORT) on stdout once listening; Ctrl-C or SIGTERM
 stops it. SIGHUP reads the config file again: sources, webhooks, secrets, delivery and
 adminToken take effect for the next attempts; an invalid file is refused and the running
-config stays; server, queue, dedupe, store, postgres, historyEvents and allowedHosts need a restart.
+config stays; server, queue, dedupe, retention, store, postgres, historyEvents and allowedHosts
+need a restart.
 
 Options:
   --config FILE    JSON config: sources, their write keys and Webhooks destinations (required)
@@ -55,17 +56,20 @@ Config file:
                 "publicUrl": "https://collect.example.com (optional)", "trustProxy": [ "10.0.0.0/8 (none by default)" ] },
     "queue": { "lease": ${QUEUE_DEFAULTS.lease}, "pollInterval": ${QUEUE_DEFAULTS.pollInterval}, "maxInFlight": ${QUEUE_DEFAULTS.maxInFlight} },
     "dedupe": { "window": ${DEDUPE_DEFAULTS.window} },
+    "retention": { "keepFor": ${RETENTION_DEFAULTS.keepFor}, "maxBytes": ${RETENTION_DEFAULTS.maxBytes} },
     "allowedHosts": [ "collector.internal", ".example.com" ],
     "historyEvents": ${CONFIG_DEFAULTS.historyEvents},
     "store": "postgres://collector@db.internal:5432/analytics",
     "postgres": { "connectTimeout": ${POSTGRES_OPTIONS.connectTimeout}, "startTimeout": ${POSTGRES_OPTIONS.startTimeout}, "statementTimeout": ${POSTGRES_OPTIONS.statementTimeout},
                   "queryTimeout": ${POSTGRES_OPTIONS.queryTimeout}, "idleInTransactionTimeout": ${POSTGRES_OPTIONS.idleInTransactionTimeout} } }
   Only "sources" is required; durations are in ms, and the delivery, server, queue, dedupe,
-  postgres and historyEvents values shown are the defaults (the server's timeouts are at most 30000).
+  retention, postgres and historyEvents values shown are the defaults (the server's timeouts are at most 30000).
   "queue": how long a collector's claim on a delivery lasts unless renewed (what a dead
   collector's deliveries wait before another takes them over), how often it looks for due
   work, and how many deliveries it holds at once. "dedupe.window": how long a source remembers a
   messageId (0 to 2592000000; 0: off): a repeat within it is answered 200 and forwarded nowhere.
+  "retention": how long settled deliveries are kept with their attempts, to look them up
+  (GET /v1/messages/<messageId>) and send them again; maxBytes bounds the journal's.
   "historyEvents": how many events the live
   page can page back through. "server.drainDelay": on SIGTERM or SIGINT, how long ingestion
   keeps answering after /readyz turned 503; "sessionLifetime": how long a browser stays signed
@@ -150,7 +154,7 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   const kept = storeUrl === undefined ? 'journal' : 'database';
   let collector: RunningCollector;
   try {
-    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window });
+    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor });
     collector = await startCollector({ config, dataDir, port, host, store, signal: context.signal });
   } catch (error) {
     // A token missing for the address is a config fault: exit 2, as any other.

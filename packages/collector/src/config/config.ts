@@ -116,6 +116,26 @@ export interface DedupeOptions {
 /** Defaults of {@link DedupeOptions}, declared once: a day, as the service's window. */
 export const DEDUPE_DEFAULTS: Readonly<DedupeOptions> = Object.freeze({ window: 24 * 60 * 60 * 1000 });
 
+/** How long the store keeps deliveries once they settled, with their attempts: to look them up and send them again. */
+export interface RetentionOptions {
+  /**
+   * ms a settled delivery is kept (its message, body, every attempt and its outcome). 0: none is
+   * kept (a settled delivery can no longer be looked up or sent again).
+   * @default 86400000 (24 h)
+   */
+  keepFor: number;
+  /**
+   * Bytes of settled deliveries the file journal keeps at most (and never more than an eighth of
+   * its disk, nor while less than a quarter of it is free: the journal's room comes first).
+   * PostgreSQL keeps rows for `keepFor` whatever their size.
+   * @default 268435456 (256 MiB)
+   */
+  maxBytes: number;
+}
+
+/** Defaults of {@link RetentionOptions}, declared once: a day, as the de-duplication window. */
+export const RETENTION_DEFAULTS: Readonly<RetentionOptions> = Object.freeze({ keepFor: 24 * 60 * 60 * 1000, maxBytes: 256 * 1024 * 1024 });
+
 /** One source: who may write to it, and where its messages go. */
 export interface SourceConfig {
   /** Shown in the live debugger and in logs; unique. */
@@ -145,6 +165,7 @@ export interface CollectorConfig {
   server: ServerOptions;
   queue: QueueOptions;
   dedupe: DedupeOptions;
+  retention: RetentionOptions;
   /** Host names, besides the collector's own address, under which the live page answers. */
   allowedHosts: string[];
   /** Events the live page can page back through, kept in memory and in the data dir's history. */
@@ -161,7 +182,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'dedupe', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
+const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'dedupe', 'retention', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations', 'allowedOrigins'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -194,6 +215,7 @@ const POSTGRES_LIMITS: Record<keyof PostgresOptions, [min: number, max: number]>
 };
 /** 30 days at most: the memory and disk it takes grow with the ids accepted within it. */
 const DEDUPE_LIMITS: Record<keyof DedupeOptions, [min: number, max: number]> = { window: [0, 30 * 24 * 60 * 60 * 1000] };
+const RETENTION_LIMITS: Record<keyof RetentionOptions, [min: number, max: number]> = { keepFor: [0, 366 * 24 * 60 * 60 * 1000], maxBytes: [0, Number.MAX_SAFE_INTEGER] };
 const QUEUE_LIMITS: Record<keyof QueueOptions, [min: number, max: number]> = {
   lease: [100, 24 * 60 * 60 * 1000],
   pollInterval: [10, 60_000],
@@ -212,6 +234,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     server: parseServer(top.server),
     queue: bounded('queue', top.queue, QUEUE_DEFAULTS, QUEUE_LIMITS),
     dedupe: bounded('dedupe', top.dedupe, DEDUPE_DEFAULTS, DEDUPE_LIMITS),
+    retention: bounded('retention', top.retention, RETENTION_DEFAULTS, RETENTION_LIMITS),
     postgres: parsePostgres(top.postgres),
     allowedHosts: parseAllowedHosts(top.allowedHosts),
     // At least the 200 a page is sent when it connects.

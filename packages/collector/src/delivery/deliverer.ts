@@ -1,9 +1,9 @@
-import { InProgress, log, messageOf, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
+import { displayUrl, InProgress, log, messageOf, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { DeliveryEmitter } from './events.js';
 import { report } from '../config/report.js';
-import type { Claimed, Store } from './store.js';
+import type { AttemptRecord, Claimed, Store } from './store.js';
 
 /** A source's destination, with what it was made from and the attempts it is making. */
 interface Destination {
@@ -48,6 +48,8 @@ export class Deliverer {
   readonly #retired = new Set<WebhookDestination>();
   /** Claims held, by delivery id. */
   readonly #held = new Map<string, Claimed>();
+  /** What each receiver answered in the attempt under way, by delivery id: the store records it with the outcome. */
+  readonly #answers = new Map<string, AttemptRecord[]>();
   /** Attempts in progress, which close() waits for. */
   readonly #running = new InProgress();
   /**
@@ -216,17 +218,19 @@ export class Deliverer {
       }
       const { destination, running } = current;
       const targets = this.#targetsOf(held, source);
-      const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets }));
+      const answers: AttemptRecord[] = [];
+      this.#answers.set(delivery.id, answers);
+      const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets })).finally(() => this.#answers.delete(delivery.id));
       let kept = true;
       if (result.outcome === 'filtered') {
         // A reload between its acceptance and this first attempt changed the filters: no URL takes it now.
         kept = await this.#store.settle(held, 'failed');
         if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: 'failed', error: new Error(FILTERED_SINCE) });
       } else if (result.outcome === 'delivered' || result.outcome === 'failed') {
-        kept = await this.#store.settle(held, result.outcome);
+        kept = await this.#store.settle(held, result.outcome, answers);
         if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: result.outcome, error: result.outcome === 'failed' ? result.error : undefined });
       } else if (result.outcome === 'retry') {
-        kept = await this.#store.retry(held, result.retryIn, result.targets);
+        kept = await this.#store.retry(held, result.retryIn, result.targets, answers);
         if (kept) {
           const failures = result.error.failures.map(({ index, error }) => ({ index, retryable: error.retryable, message: error.message }));
           this.#events.emit('retry', { delivery, attempt: held.attempt, delay: result.retryIn, failures });
@@ -311,9 +315,14 @@ export class Deliverer {
     const settings = this.#sources.get(name)?.webhooks;
     if (current === undefined && settings !== undefined) {
       const destination = new WebhookDestination(settings, this.#options);
-      destination.on('attempt', ({ id, attempt, index, url, ok, status, error, duration }) =>
-        this.#events.emit('attempt', { id, source: name, attempt, index, url, ok, status, error, duration }),
-      );
+      const shown = settings.webhooks.map(({ url }) => displayUrl(url));
+      destination.on('attempt', ({ id, attempt, index, url, ok, status, error, duration }) => {
+        const answer: AttemptRecord = { at: Date.now() - duration, attempt, url: shown[index] ?? displayUrl(url), durationMs: duration };
+        if (status !== undefined) answer.status = status;
+        if (error !== undefined) answer.error = error.message;
+        this.#answers.get(id)?.push(answer);
+        this.#events.emit('attempt', { id, source: name, attempt, index, url, ok, status, error, duration });
+      });
       destination.on('recovered', ({ index }) => this.#hasten(name, index));
       this.#events.emit('destination', { source: name, destination });
       current = { destination, made: this.#made(settings), running: new InProgress() };

@@ -1,4 +1,4 @@
-import type { AudienceRecord, Delivery, Outcome } from './store.js';
+import type { AttemptRecord, AudienceRecord, Delivery, Outcome } from './store.js';
 
 /** A delivery's schedule, journaled with it when it is copied forward (and by retries). */
 export interface Schedule {
@@ -14,12 +14,14 @@ export interface Schedule {
  * its first delivery (kept when a delivery is copied forward); version-1 lines have neither.
  * An acceptance of the ingestion routes also carries each delivery's `messageId` as its source
  * claimed it (`seen`) and when (`seenAt`): the de-duplication's ids are rebuilt from these too.
+ * A retry or a settlement carries what each receiver answered in its attempt (`log`), and a
+ * settlement when it was made (`settledAt`): with the acceptance, the delivery's record.
  */
 export type JournalRecord =
   | { op: 'journal'; version: number }
   | ({ op: 'accept'; order?: number; sizes?: number[]; deliveries: Delivery[]; audience?: AudienceRecord; seen?: string[]; seenAt?: number } & Partial<Schedule>)
-  | ({ op: 'retry'; id: string } & Schedule)
-  | { op: 'settle'; id: string; outcome: Outcome };
+  | ({ op: 'retry'; id: string; log?: AttemptRecord[] } & Schedule)
+  | { op: 'settle'; id: string; outcome: Outcome; settledAt?: number; log?: AttemptRecord[] };
 
 const DELIVERIES = Buffer.from('"deliveries":[');
 

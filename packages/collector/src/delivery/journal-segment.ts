@@ -1,4 +1,4 @@
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The first line of every segment: which format the lines after it are in. */
@@ -119,8 +119,18 @@ export class Segment {
 
   /** Deletes the file; reads under way finish first (the open handle still reads it). */
   async remove(): Promise<void> {
+    await this.#let(() => unlink(this.file));
+  }
+
+  /** Renames the file to `file`, out of the journal: it is never replayed or appended to again. */
+  async moveTo(file: string): Promise<void> {
+    await this.#let(() => rename(this.file, file));
+  }
+
+  /** Lets the file go by `change`; reads under way finish first (the open handle still reads it). */
+  async #let(change: () => Promise<void>): Promise<void> {
+    await change();
     this.#removed = true;
-    await unlink(this.file);
     if (this.#reads === 0) await this.#handle.close().catch(() => undefined);
   }
 

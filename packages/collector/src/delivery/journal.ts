@@ -6,12 +6,15 @@ import { DueQueue } from './due-queue.js';
 import { DataDirLockedError, JournalVersionError, StoreClosedError } from './errors.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './journal-format.js';
 import { readVersion1 } from './journal-v1.js';
-import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
+import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './journal-segment.js';
 import { report } from '../config/report.js';
-import { DEDUPE_DEFAULTS } from '../config/config.js';
+import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../config/config.js';
+import { RetiredSegments, recordsFile } from './journal-records.js';
+import { searchJournal, type Wanted } from './journal-search.js';
 import { SeenIds } from './seen-ids.js';
 import {
   type Arrival,
+  type AttemptRecord,
   type AudiencePlan,
   type AudienceRecord,
   audienceKey,
@@ -19,6 +22,7 @@ import {
   type Claimed,
   type ClaimOptions,
   type Delivery,
+  type DeliveryRecord,
   type Ingested,
   type Outcome,
   type Store,
@@ -53,10 +57,28 @@ export interface JournalOptions {
    * @default 86400000 (24 h)
    */
   dedupeWindow?: number;
+  /**
+   * How long, in ms, settled deliveries stay readable (`lookup`, `find`): a segment nothing
+   * pending is left in is kept under another name (see {@link RetiredSegments}) instead of being
+   * deleted. 0: deleted at once.
+   * @default 86400000 (24 h)
+   */
+  keepSettledFor?: number;
+  /**
+   * Bytes of such segments kept at most (and never more than an eighth of the disk).
+   * @default 268435456 (256 MiB)
+   */
+  keepSettledBytes?: number;
 }
 
 /** The defaults of {@link JournalOptions}. */
-export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({ segmentSize: 8 * 1024 * 1024, reserve: 1024 * 1024, dedupeWindow: DEDUPE_DEFAULTS.window });
+export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({
+  segmentSize: 8 * 1024 * 1024,
+  reserve: 1024 * 1024,
+  dedupeWindow: DEDUPE_DEFAULTS.window,
+  keepSettledFor: RETENTION_DEFAULTS.keepFor,
+  keepSettledBytes: RETENTION_DEFAULTS.maxBytes,
+});
 
 /**
  * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
@@ -182,6 +204,8 @@ export class JournalStore implements Store {
   #reserve: 'held' | 'missing' | 'none';
   /** No try to set the reserve aside again before this time (ms since the epoch). */
   #reserveAgainAt = 0;
+  /** Segments nothing pending is left in, kept for looking deliveries up. */
+  readonly #retired: RetiredSegments;
   /** Claims reading their deliveries: close waits for them. */
   readonly #reading = new InProgress();
   #closing: Promise<void> | undefined;
@@ -196,6 +220,10 @@ export class JournalStore implements Store {
     this.#reserveSize = integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0);
     this.#reserve = this.#reserveSize === 0 ? 'none' : 'missing';
     this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
+    this.#retired = new RetiredSegments(dir, {
+      age: integer('keepSettledFor', options.keepSettledFor ?? JOURNAL_DEFAULTS.keepSettledFor, 0),
+      bytes: integer('keepSettledBytes', options.keepSettledBytes ?? JOURNAL_DEFAULTS.keepSettledBytes, 0),
+    });
   }
 
   /**
@@ -217,6 +245,7 @@ export class JournalStore implements Store {
     // Never appended to again: a previous run's last line may be cut short.
     this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
     await this.#upgrade();
+    await this.#retired.open();
     await this.#removeDead();
     if (!(await this.#setReserveAside())) {
       report('warn', 'collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
@@ -319,7 +348,7 @@ export class JournalStore implements Store {
     return lost;
   }
 
-  async retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean> {
+  async retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[]): Promise<boolean> {
     this.#usable();
     const entry = this.#held(held);
     if (entry === undefined) return false;
@@ -329,17 +358,29 @@ export class JournalStore implements Store {
     this.#schedule(entry, at);
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
     const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets };
+    if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
     await this.#append(line(record), { sync: false, deferrable: true });
     return true;
   }
 
-  async settle(held: Claimed, outcome: Outcome): Promise<boolean> {
+  async settle(held: Claimed, outcome: Outcome, attempts?: readonly AttemptRecord[]): Promise<boolean> {
     this.#usable();
     const entry = this.#held(held);
     if (entry === undefined) return false;
     this.#forget(entry);
-    await this.#append(line({ op: 'settle', id: entry.id, outcome }), { sync: false, deferrable: true });
+    const record: JournalRecord = { op: 'settle', id: entry.id, outcome, settledAt: Date.now() };
+    if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
+    await this.#append(line(record), { sync: false, deferrable: true });
     return true;
+  }
+
+  /** Reads the retired segments, then the journal's: a lookup costs a read of each (see {@link searchJournal}). */
+  lookup(messageId: string): Promise<DeliveryRecord[]> {
+    return this.#search({ messageId });
+  }
+
+  async find(id: string): Promise<DeliveryRecord | undefined> {
+    return (await this.#search({ id }))[0];
   }
 
   /**
@@ -428,6 +469,26 @@ export class JournalStore implements Store {
       },
     });
     return claimed;
+  }
+
+  /**
+   * Each file once, oldest first. A segment retired while the search runs is read under its new
+   * name; one deleted meanwhile is skipped (what it held is past the retention).
+   */
+  async #search(wanted: Wanted): Promise<DeliveryRecord[]> {
+    this.#usable();
+    const numbers = [...this.#retired.numbers, ...this.#segments.map(({ number }) => number)];
+    const readers = numbers.map((number) => async () => {
+      for (const file of [segmentFile(this.#dir, number), recordsFile(this.#dir, number)]) {
+        try {
+          return await readFile(file);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        }
+      }
+      return undefined;
+    });
+    return this.#reading.track(searchJournal(readers, wanted));
   }
 
   /** Makes a delivery pending, at the place its bytes were journaled. */
@@ -655,6 +716,7 @@ export class JournalStore implements Store {
     // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
     // gives its room back at once: acceptances wait for that room.
     const short = this.#full || this.#reserve === 'missing';
+    await this.#retired.trim(short);
     const idle = head.live === 0 && head.size >= (short ? 1 : this.#segmentSize / 8);
     if (head.size >= this.#segmentSize || idle) await this.#roll();
     await this.#removeDead();
@@ -675,7 +737,7 @@ export class JournalStore implements Store {
     // A segment's acceptances may hold the only durable copy of ids the seen log has not written yet.
     if (this.#segments.length > 1 && this.#segments[0]!.live === 0) await this.#seen?.flush();
     while (this.#segments.length > 1 && this.#segments[0]!.live === 0) {
-      await this.#segments[0]!.remove();
+      await this.#retired.retire(this.#segments[0]!);
       this.#segments.shift();
       // Room came back: the reserve may be set aside again at once.
       this.#reserveAgainAt = 0;

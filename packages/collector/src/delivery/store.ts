@@ -33,6 +33,35 @@ export interface StoreSnapshot {
 export type Outcome = 'delivered' | 'failed';
 
 /**
+ * One receiver's answer within one attempt, as a delivery's record keeps it: `status` when it
+ * answered, `error` when it did not, or answered other than 2xx (then both).
+ */
+export interface AttemptRecord {
+  /** When the request started, in ms since the epoch. */
+  at: number;
+  /** The attempt, from 1. */
+  attempt: number;
+  /** The receiver's URL without credentials or query (what the page and the logs show). */
+  url: string;
+  status?: number;
+  error?: string;
+  durationMs: number;
+}
+
+/** Where a delivery stands: waiting for an attempt, or settled. */
+export type DeliveryState = 'pending' | Outcome;
+
+/** A delivery as the store holds it: the message and body it sends, where it stands, and every attempt made. */
+export interface DeliveryRecord {
+  delivery: Delivery;
+  state: DeliveryState;
+  /** When it settled, in ms since the epoch; absent while pending. */
+  settledAt?: number;
+  /** Oldest first. */
+  attempts: AttemptRecord[];
+}
+
+/**
  * A delivery one process holds, to make its next attempt: no other process is handed it while
  * the lease runs. A claim that is neither renewed nor settled lapses, and the delivery is handed
  * out again; the lapsed claim's `settle` and `retry` are then refused.
@@ -135,14 +164,24 @@ export interface Store {
   renew(held: readonly Claimed[], lease: number): Promise<Claimed[]>;
   /**
    * Gives a claim up for a later attempt: the delivery is due again in `delay` ms, to `targets`.
+   * `attempts`: what each receiver answered in the attempt, added to the delivery's record.
    * @returns false when the claim had been lost (nothing changed).
    */
-  retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean>;
+  retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[]): Promise<boolean>;
   /**
-   * Settles a claimed delivery so it is never handed out again. A settlement lost in a crash only
-   * causes a repeat. @returns false when the claim had been lost (nothing changed).
+   * Settles a claimed delivery so it is never handed out again; its record (with `attempts` added)
+   * is kept for the store's retention. A settlement lost in a crash only causes a repeat.
+   * @returns false when the claim had been lost (nothing changed).
    */
-  settle(held: Claimed, outcome: Outcome): Promise<boolean>;
+  settle(held: Claimed, outcome: Outcome, attempts?: readonly AttemptRecord[]): Promise<boolean>;
+  /**
+   * The deliveries of a `messageId` the store holds (pending, or settled within its retention), in
+   * the order they were accepted, with their attempts: a message sent to two sources, or sent again,
+   * has several. Empty when it holds none.
+   */
+  lookup(messageId: string): Promise<DeliveryRecord[]>;
+  /** The delivery `id`, pending or settled within the store's retention; undefined when it holds none. */
+  find(id: string): Promise<DeliveryRecord | undefined>;
   /**
    * Makes the unclaimed deliveries of `source` waiting for a retry that includes webhook index
    * `target` (targets absent = all) due now: the URL answers again, so they need not wait out
@@ -169,6 +208,9 @@ export interface Store {
   /** Writes what is buffered and releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
 }
+
+/** What reads delivery records: the routes that look a message up and send a delivery again. */
+export type DeliveryRecords = Pick<Store, 'lookup' | 'find'>;
 
 /** What {@link Store.database} gives: the store's connections, for the page's shared history. */
 export interface StoreDatabase {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { audienceSync, audienceTrait, filterTakes, isDestinationEnabled, type Message, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
 import { type SourceConfig, WEBHOOKS } from '../config/config.js';
-import type { EventHub } from '../debugger/events.js';
 import { type Entry, NO_FILTER_TAKES, type Origin, type Route } from '../delivery/events.js';
 import type { Intake } from '../delivery/intake.js';
+import type { DeliveryRecords } from '../delivery/store.js';
 
 /** A message bound for one source, with where it goes. */
 export interface Routed {
@@ -45,12 +45,12 @@ export interface AudienceSyncOutcome {
  */
 export class Router {
   readonly #intake: Intake;
-  readonly #hub: EventHub;
+  readonly #records: DeliveryRecords;
   #sources: ReadonlyMap<string, SourceConfig>;
 
-  constructor(options: { intake: Intake; hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
+  constructor(options: { intake: Intake; records: DeliveryRecords; sources: ReadonlyMap<string, SourceConfig> }) {
     this.#intake = options.intake;
-    this.#hub = options.hub;
+    this.#records = options.records;
     this.#sources = options.sources;
   }
 
@@ -91,19 +91,23 @@ export class Router {
   }
 
   /**
-   * Sends a kept event's webhook again, as a new delivery through the store and the usual queue:
-   * the same `messageId` and body bytes (so the signature too), and a new retry window from now.
-   * @returns the new delivery's id; undefined when the event is not kept or was not forwarded.
+   * Sends a delivery the store holds (pending, or settled within `retention.keepFor`) again, as a
+   * new delivery through the store and the usual queue: the same `messageId` and body bytes (so the
+   * signature too), routed as its source routes it now, with a new retry window from now.
+   * @returns the new delivery's id; undefined when the store holds no such delivery, or its source
+   * is gone or forwards it nowhere now.
    * @throws what the store throws: then nothing is sent.
    */
   async redeliver(id: string): Promise<string | undefined> {
-    const view = this.#hub.get(id);
-    const sent = this.#hub.webhookOf(id);
-    if (view === undefined || sent === undefined || !this.#sources.has(view.source)) return undefined;
+    const record = await this.#records.find(id);
+    const source = record === undefined ? undefined : this.#sources.get(record.delivery.source);
+    if (record === undefined || source === undefined) return undefined;
+    const { message, webhook } = record.delivery;
+    const routes = routeMessage(source, message);
+    if (!routes.some((route) => route.forwarded)) return undefined;
     const receivedAt = Date.now();
-    const message = view.message as unknown as WebhookInput;
-    const delivery = { id: randomUUID(), source: view.source, message, webhook: { ...sent, receivedAt } };
-    await this.#intake.accept([{ id: delivery.id, source: view.source, message, origin: 'redelivery', routes: view.routes, receivedAt, delivery, replayOf: id }]);
+    const delivery = { id: randomUUID(), source: source.name, message, webhook: { ...webhook, receivedAt } };
+    await this.#intake.accept([{ id: delivery.id, source: source.name, message, origin: 'redelivery', routes, receivedAt, delivery, replayOf: id }]);
     return delivery.id;
   }
 }

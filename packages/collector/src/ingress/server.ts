@@ -19,13 +19,16 @@ import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
 import { HOST_REFUSED_HEADERS, hostRefusedPage } from '../debugger/host-refused.js';
 import { report } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
-import { StoreUnavailableError } from '../delivery/store.js';
+import { type DeliveryRecords, StoreUnavailableError } from '../delivery/store.js';
+import { describeMessage } from '../debugger/message-records.js';
 
 /** What the routes work with. */
 export interface ServerContext {
   /** The running config: a reload replaces it (and `access`), and the next request sees the new ones. */
   config: CollectorConfig;
   router: Router;
+  /** The store's delivery records: what a message lookup reads. */
+  records: DeliveryRecords;
   hub: EventHub;
   /** Which `Host` headers the live page and its stream answer. */
   hosts: HostCheck;
@@ -193,13 +196,23 @@ export function createHandler(context: ServerContext): RequestListener {
         }),
     ],
     [
+      /^\/v1\/messages\/([^/]+)$/,
+      (id) =>
+        live(async (_, res) => {
+          const messageId = decoded(id);
+          const records = await context.records.lookup(messageId);
+          if (records.length === 0) throw new RequestError(404, 'ERR_NOT_FOUND', 'The store holds no delivery of this messageId (see `retention` in the config)');
+          sendJson(res, 200, describeMessage(messageId, records), PAGE_HEADERS);
+        }),
+    ],
+    [
       /^\/v1\/deliveries\/([\w-]+)\/replay$/,
       (id) => ({
         method: 'POST',
         handle: async (req, res) => {
           context.access.requireAdmin(req, 'Sending again');
           const delivery = await context.router.redeliver(id);
-          if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No forwarded event ${id} is kept to send again (see \`historyEvents\` in the config)`);
+          if (delivery === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `The store holds no delivery ${id} its source would forward now (see \`retention\` in the config)`);
           sendJson(res, 202, { id: delivery, replayOf: id });
         },
       }),

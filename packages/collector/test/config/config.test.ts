@@ -46,6 +46,7 @@ describe('parseConfig', () => {
       server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       dedupe: { window: 3_600_000 },
+      retention: { keepFor: 3_600_000, maxBytes: 1_048_576 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -63,6 +64,7 @@ describe('parseConfig', () => {
       server,
       queue: { lease: 10_000, pollInterval: 500, maxInFlight: 200 },
       dedupe: { window: 3_600_000 },
+      retention: { keepFor: 3_600_000, maxBytes: 1_048_576 },
       allowedHosts: ['collector.internal', '.example.com'],
       historyEvents: 500,
       store: 'postgres://collector@db.internal:5432/analytics',
@@ -79,6 +81,11 @@ describe('parseConfig', () => {
   it('remembers each source\'s messageIds for 24 h by default, 0 to 30 days', () => {
     expect(parseConfig({ sources: [source()] }).dedupe).toEqual({ window: 86_400_000 });
     expect(parseConfig({ sources: [source()], dedupe: { window: 0 } }).dedupe).toEqual({ window: 0 });
+  });
+
+  it('keeps settled deliveries for 24 h and the journal\'s within 256 MiB by default; 0 keeps none', () => {
+    expect(parseConfig({ sources: [source()] }).retention).toEqual({ keepFor: 86_400_000, maxBytes: 268_435_456 });
+    expect(parseConfig({ sources: [source()], retention: { keepFor: 0 } }).retention).toEqual({ keepFor: 0, maxBytes: 268_435_456 });
   });
 
   it('claims deliveries for 30 s at a time, polls every second, and holds at most 10,000 at once by default', () => {
@@ -113,7 +120,7 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `dedupe`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `dedupe`, `retention`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
     [{ sources: [source()], postgres: 'fast' }, 'postgres', 'Expected `postgres` to be an object, got `"fast"` (string)'],
     [
       { sources: [source()], postgres: { connectionTimeout: 1_000 } },
@@ -137,6 +144,8 @@ describe('parseConfig', () => {
     [{ sources: [source()], queue: { maxInFlight: 100_001 } }, 'queue.maxInFlight', 'Expected `queue.maxInFlight` to be at most 100000, got `100001`'],
     [{ sources: [source()], dedupe: { window: -1 } }, 'dedupe.window', 'Expected `dedupe.window` to be an integer >= 0, got `-1` (number)'],
     [{ sources: [source()], dedupe: { window: 2_592_000_001 } }, 'dedupe.window', 'Expected `dedupe.window` to be at most 2592000000, got `2592000001`'],
+    [{ sources: [source()], retention: { keepFor: -1 } }, 'retention.keepFor', 'Expected `retention.keepFor` to be an integer >= 0, got `-1` (number)'],
+    [{ sources: [source()], retention: { hours: 5 } }, 'retention.hours', 'Expected `retention` to have only `keepFor`, `maxBytes`, got `hours`'],
     [{ sources: [source()], dedupe: { windowMs: 5 } }, 'dedupe.windowMs', 'Expected `dedupe` to have only `window`, got `windowMs`: did you mean `window`?'],
     [{ sources: [source()], queue: { poll: 5 } }, 'queue.poll', 'Expected `queue` to have only `lease`, `pollInterval`, `maxInFlight`, got `poll`'],
     [{ sources: [source()], server: { headersTimeout: 60_000 } }, 'server.headersTimeout', 'Expected `server.headersTimeout` to be at most 30000, got `60000`'],

@@ -116,6 +116,47 @@ describe('JournalStore', () => {
     expect(kept.map((d) => d.id)).toEqual(Array.from({ length: 40 }, (_, i) => `backlog${i}`));
   });
 
+  it('keeps the segments it no longer needs as records for keepSettledFor: settled deliveries stay readable, across a restart, until too old or too many bytes', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const first = store({ segmentSize: 2_000, keepSettledFor: 60_000 });
+      await first.open();
+      for (let i = 0; i < 30; i++) await acceptAndSettle(first, `d${i}`);
+      const records = () => readdirSync(data()).filter((name) => name.startsWith('records-'));
+      expect(records().length).toBeGreaterThan(3);
+      // The journal proper stays small: what is retired is never replayed.
+      expect(segments().length).toBeLessThanOrEqual(2);
+      expect(await first.find('d0')).toMatchObject({ state: 'delivered', delivery: delivery('d0') });
+      await first.close();
+
+      const second = store({ segmentSize: 2_000, keepSettledFor: 60_000 });
+      expect(await second.open()).toEqual({ pending: 0 });
+      expect((await second.lookup('m-d1')).map((record) => record.state)).toEqual(['delivered']);
+      // Once the oldest records are older than keepSettledFor, the next retirement lets them go.
+      vi.setSystemTime(Date.now() + 61_000);
+      for (let i = 30; i < 40; i++) await acceptAndSettle(second, `d${i}`);
+      expect(await second.find('d0')).toBeUndefined();
+      expect(await second.find('d38')).toMatchObject({ state: 'delivered' });
+      await second.close();
+
+      // A byte limit smaller than one retired segment keeps none.
+      const third = store({ segmentSize: 2_000, keepSettledFor: 60_000, keepSettledBytes: 100 });
+      await third.open();
+      expect(records()).toEqual([]);
+      expect(await third.find('d38')).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('with keepSettledFor 0, deletes a segment once nothing in it is pending: a settled delivery is gone', async () => {
+    const first = store({ segmentSize: 2_000, keepSettledFor: 0 });
+    await first.open();
+    for (let i = 0; i < 30; i++) await acceptAndSettle(first, `d${i}`);
+    expect(readdirSync(data()).filter((name) => name.startsWith('records-'))).toEqual([]);
+    expect(await first.find('d0')).toBeUndefined();
+  });
+
   it('after 10,000 claims and settlements, hands out exactly what is pending: what was given back at once, a retry not before its time', async () => {
     const first = store();
     await first.open();

@@ -37,7 +37,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await Promise.all(three.map((s) => s.open()))).toEqual([{ pending: 0 }, { pending: 0 }, { pending: 0 }]);
     await three[0]!.accept([delivery('p0')]);
     expect((await three[2]!.claim(10, 60_000)).map((held) => held.delivery.id)).toEqual(['p0']);
-    expect(await sql(url, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(await sql(url, 'SELECT version FROM schema_version ORDER BY version')).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
   });
 
   it('refuses a database migrated by a newer collector', async () => {
@@ -57,15 +57,26 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     expect(await sql(url, 'SELECT id, claim_id FROM deliveries')).toEqual([{ id: 'a', claim_id: null }]);
   });
 
-  it('deletes a settled delivery as it settles, by default, and leaves the pending ones', async () => {
+  it('with keepSettledFor 0, deletes a settled delivery as it settles (attempts and all), and leaves the pending ones', async () => {
     const url = await cluster().createDatabase();
-    const first = store(url);
+    const first = store(url, { keepSettledFor: 0 });
     await first.open();
     const [a, b] = await first.accept([delivery('a'), delivery('b'), delivery('c')], { claim: 2, lease: 60_000 });
     expect(await Promise.all([first.settle(a!, 'delivered'), first.settle(b!, 'failed')])).toEqual([true, true]);
     expect(await sql(url, 'SELECT id, status FROM deliveries')).toEqual([{ id: 'c', status: 'pending' }]);
     // Settled once: a second settlement of the same claim finds nothing to settle.
     expect(await first.settle(a!, 'delivered')).toBe(false);
+    expect(await first.find('a')).toBeUndefined();
+  });
+
+  it('keeps settled deliveries for a day by default, so that they can be looked up and sent again', async () => {
+    const url = await cluster().createDatabase();
+    const first = store(url);
+    await first.open();
+    const [a] = await first.accept([delivery('a')], { claim: 1, lease: 60_000 });
+    await first.settle(a!, 'delivered');
+    expect(await sql(url, 'SELECT id, status FROM deliveries')).toEqual([{ id: 'a', status: 'delivered' }]);
+    expect((await first.lookup('m-a')).map((record) => record.state)).toEqual(['delivered']);
   });
 
   it('writes settlements made moments apart in one statement, and all that wait when it closes', async () => {

@@ -1,7 +1,7 @@
 // The `Store` contract: what the collector relies on from any store. Every implementation runs it
 // (test/collector/journal.test.ts, test/collector/postgres-store.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Arrival, Claimed, Delivery, Store } from '../../src/delivery/store.js';
+import type { Arrival, AttemptRecord, Claimed, Delivery, Store } from '../../src/delivery/store.js';
 import { type AudienceState, type Message, prepareWebhook } from 'batched-analytics/internal';
 
 /** Where a store keeps its data: fresh and empty for each test. */
@@ -418,6 +418,52 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
 
       const { second } = await reopen(first);
       expect(ids(await due(second)).sort()).toEqual([...all].sort());
+    });
+
+    describe('delivery records (lookup, find)', () => {
+      const answer = (attempt: number, status?: number, error?: string): AttemptRecord => ({
+        at: 1_700_000_000_000 + attempt,
+        attempt,
+        url: 'http://receiver.test/hook',
+        ...(status === undefined ? {} : { status }),
+        ...(error === undefined ? {} : { error }),
+        durationMs: 10 + attempt,
+      });
+
+      it('keeps each delivery of a messageId, as accepted, with every attempt and where it stands, across a reopen', async () => {
+        const first = store();
+        await first.open();
+        const again = { ...delivery('x', 2_000), id: 'x-again' };
+        await first.accept([delivery('x'), delivery('y')]);
+        await first.accept([again]);
+        const [x, y] = await due(first);
+        await first.retry(x!, 0, [0], [answer(1, 500, 'the receiver answered 500'), answer(1, undefined, 'connect ECONNREFUSED')]);
+        const before = Date.now();
+        await first.settle(y!, 'delivered', [answer(1, 200)]);
+        const [retried] = (await due(first)).filter((held) => held.delivery.id === 'x');
+        expect(retried!.attempt).toBe(2);
+        await first.settle(retried!, 'failed', [answer(2, 400, 'the receiver answered 400')]);
+        const after = Date.now();
+
+        const records = await first.lookup('m-x');
+        expect(records.map((record) => [record.delivery.id, record.state])).toEqual([
+          ['x', 'failed'],
+          ['x-again', 'pending'],
+        ]);
+        expect(records[0]!.delivery).toEqual(delivery('x'));
+        expect(records[0]!.attempts).toEqual([answer(1, 500, 'the receiver answered 500'), answer(1, undefined, 'connect ECONNREFUSED'), answer(2, 400, 'the receiver answered 400')]);
+        expect(records[0]!.settledAt).toBeGreaterThanOrEqual(before - 1_000);
+        expect(records[0]!.settledAt).toBeLessThanOrEqual(after + 1_000);
+        expect(records[1]!.attempts).toEqual([]);
+        expect(records[1]!.settledAt).toBeUndefined();
+        expect(await first.find('y')).toMatchObject({ delivery: delivery('y'), state: 'delivered', attempts: [answer(1, 200)] });
+        expect(await first.lookup('m-nothing')).toEqual([]);
+        expect(await first.find('nothing')).toBeUndefined();
+
+        const { second } = await reopen(first);
+        expect(await second.lookup('m-x')).toEqual(records);
+        expect((await second.find('x-again'))?.state).toBe('pending');
+      });
     });
 
     it('rejects every call after close with ERR_STORE_CLOSED; close is idempotent', async () => {

@@ -65,14 +65,14 @@ describe('listening on every address (0.0.0.0)', () => {
   async function exposed(tokens: Record<string, string> = { adminToken: ADMIN, readToken: READER }): Promise<{ collector: Collector; id: string }> {
     const config = writeConfig(temp.dir, { ...tokens, sources: SOURCES }, 'exposed.json');
     const collector = await startCollector(['--config', config, '--host', '0.0.0.0', '--port', '0', '--data-dir', `${temp.dir}/exposed`]);
-    expect((await postJson(`${collector.url}/v1/track`, { userId: 'secret-user', event: 'Private', properties: { email: 'a@b.example' } }, { authorization: basic('wk_web') })).status).toBe(200);
+    expect((await postJson(`${collector.url}/v1/track`, { messageId: 'm-secret', userId: 'secret-user', event: 'Private', properties: { email: 'a@b.example' } }, { authorization: basic('wk_web') })).status).toBe(200);
     return { collector, id: await firstEventId(collector) };
   }
 
   it('shows no message to a client without credentials, even with the Host of localhost: 401, no data, no basic-auth dialog', async () => {
     // The admin token alone, as the finding had it: it must protect the reading routes too.
     const { collector, id } = await exposed({ adminToken: ADMIN });
-    for (const path of ['/', '/events', '/history', `/events/${id}`]) {
+    for (const path of ['/', '/events', '/history', `/events/${id}`, '/v1/messages/m-secret']) {
       const res = await get(collector, path);
       expect([path, res.status]).toEqual([path, 401]);
       expect(res.body).not.toContain('secret-user');
@@ -96,6 +96,8 @@ describe('listening on every address (0.0.0.0)', () => {
         expect([path, res.status]).toEqual([path, 200]);
       }
       expect((await get(collector, `/events/${id}`, bearer(token))).body).toContain('secret-user');
+      // Let through to the lookup, which finds no delivery: the source forwards nowhere.
+      expect((await get(collector, '/v1/messages/m-secret', bearer(token))).status).toBe(404);
     }
     const asReader = await postJson(`${collector.url}/v1/deliveries/${id}/replay`, {}, bearer(READER));
     expect(asReader).toMatchObject({ status: 403, body: { code: 'ERR_FORBIDDEN', error: expect.stringContaining('adminToken') } });

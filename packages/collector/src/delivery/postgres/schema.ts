@@ -41,6 +41,10 @@ interface Migration {
  * it what is new. An event's current state is its row with the highest `seq`.
  * `written_by` names the process that wrote it, so that one does not read its own states back.
  *
+ * `attempt_log` is the delivery's record of its attempts (what each receiver answered, a JSON
+ * array, appended to by each retry and by the settlement), and `deliveries_message_id` finds the
+ * deliveries of a `messageId` for a lookup.
+ *
  * `message_ids` is the de-duplication's memory: one row per source and `messageId` accepted within
  * the window, claimed by the acceptance's transaction (its primary key makes two collectors
  * accepting the same message at once wait for each other, and only one records it), with
@@ -112,6 +116,12 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (source, message_id)
       );
       CREATE INDEX message_ids_accepted ON message_ids (accepted_at);`,
+  },
+  {
+    version: 5,
+    sql: `
+      ALTER TABLE deliveries ADD COLUMN attempt_log jsonb NOT NULL DEFAULT '[]';
+      CREATE INDEX deliveries_message_id ON deliveries (message_id);`,
   },
 ];
 

@@ -2,9 +2,9 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { report } from '../../config/report.js';
-import type { Arrival, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from '../store.js';
+import type { Arrival, AttemptRecord, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, DeliveryRecord, DeliveryState, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from '../store.js';
 import { StoreClosedError, StoreConnectError } from '../errors.js';
-import { DEDUPE_DEFAULTS } from '../../config/config.js';
+import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
 import { Sweeper } from './retention.js';
 import { migrate } from './schema.js';
@@ -76,22 +76,22 @@ const RENEW = `
 /** Retries that arrive together share one statement; a row's targets travel as an array literal. */
 const RETRY = `
   UPDATE deliveries AS d
-  SET next_attempt_at = now() + h.delay ${MS}, targets = h.targets::smallint[], claim_id = NULL, lease_until = NULL
-  FROM unnest($1::text[], $2::uuid[], $3::double precision[], $4::text[]) AS h(id, claim, delay, targets)
+  SET next_attempt_at = now() + h.delay ${MS}, targets = h.targets::smallint[], claim_id = NULL, lease_until = NULL, attempt_log = d.attempt_log || h.log::jsonb
+  FROM unnest($1::text[], $2::uuid[], $3::double precision[], $4::text[], $5::text[]) AS h(id, claim, delay, targets, log)
   WHERE ${HELD}
   RETURNING d.id`;
 
-/** Settlements that arrive together share one statement; by default they delete their rows. */
+/** Settlements that arrive together share one statement; with no retention they delete their rows (the attempts go with them). */
 const SETTLE = `
   DELETE FROM deliveries AS d
-  USING unnest($1::text[], $2::uuid[], $3::text[]) AS h(id, claim, outcome)
+  USING unnest($1::text[], $2::uuid[], $3::text[], $4::text[]) AS h(id, claim, outcome, log)
   WHERE ${HELD}
   RETURNING d.id`;
 
-/** With `keepSettledFor`: the row stays with its outcome, for the retention sweep to remove. */
+/** With `keepSettledFor`: the row stays with its outcome and attempts, for the retention sweep to remove. */
 const SETTLE_AND_KEEP = `
-  UPDATE deliveries AS d SET status = h.outcome, settled_at = now(), claim_id = NULL, lease_until = NULL
-  FROM unnest($1::text[], $2::uuid[], $3::text[]) AS h(id, claim, outcome)
+  UPDATE deliveries AS d SET status = h.outcome, settled_at = now(), claim_id = NULL, lease_until = NULL, attempt_log = d.attempt_log || h.log::jsonb
+  FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[]) AS h(id, claim, outcome, log)
   WHERE ${HELD}
   RETURNING d.id`;
 
@@ -112,6 +112,14 @@ const HASTEN = `
     RETURNING 1
   )
   SELECT count(*)::integer AS hastened, pg_notify('${WORK_CHANNEL}', '') FROM hastened HAVING count(*) > 0`;
+
+/** A delivery's record: `$1` names the column looked at (by `message_id` or `id`). */
+const RECORDS = (column: 'message_id' | 'id') => `
+  SELECT id, source, message, message_id, type, body, received_at, status, attempt_log,
+    (extract(epoch FROM settled_at) * 1000)::float8 AS settled_at
+  FROM deliveries WHERE ${column} = $1 ORDER BY seq`;
+const LOOKUP = RECORDS('message_id');
+const FIND = RECORDS('id');
 
 const PENDING = `SELECT count(*)::integer AS pending FROM deliveries WHERE status = 'pending'`;
 /** Read from the partial index of pending rows; `received_at` is the webhook's `receivedAt`. */
@@ -162,7 +170,7 @@ export interface PostgresStoreOptions extends Partial<PostgresTimeouts> {
    * and when), before the retention sweep removes it. `0`: its row is deleted as it settles, which
    * costs the database about a fifth less per delivery than keeping it (no new row version, no
    * index entries, no sweep).
-   * @default 0
+   * @default 86400000 (24 h)
    */
   keepSettledFor?: number;
   /**
@@ -178,7 +186,7 @@ export interface PostgresStoreOptions extends Partial<PostgresTimeouts> {
   dedupeWindow?: number;
 }
 
-export const POSTGRES_DEFAULTS = { keepSettledFor: 0, sweepEvery: 60_000, dedupeWindow: DEDUPE_DEFAULTS.window } as const;
+export const POSTGRES_DEFAULTS = { keepSettledFor: RETENTION_DEFAULTS.keepFor, sweepEvery: 60_000, dedupeWindow: DEDUPE_DEFAULTS.window } as const;
 
 interface DeliveryRow {
   id: string;
@@ -224,8 +232,8 @@ export class PostgresStore implements Store {
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
   readonly #running = new InProgress();
-  readonly #retries = new GroupCommit<[...Held, delay: number, targets: string], boolean>((items) => this.#grouped(RETRY, items));
-  readonly #settles = new GroupCommit<[...Held, outcome: Outcome], boolean>(
+  readonly #retries = new GroupCommit<[...Held, delay: number, targets: string, log: string], boolean>((items) => this.#grouped(RETRY, items));
+  readonly #settles = new GroupCommit<[...Held, outcome: Outcome, log: string], boolean>(
     (items) => this.#grouped(this.#retention.keepSettledFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
     { linger: SETTLE_LINGER, most: SETTLE_MOST },
   );
@@ -370,18 +378,26 @@ export class PostgresStore implements Store {
     });
   }
 
-  async retry(held: Claimed, delay: number, targets: readonly number[]): Promise<boolean> {
+  async retry(held: Claimed, delay: number, targets: readonly number[], attempts: readonly AttemptRecord[] = []): Promise<boolean> {
     this.#usable();
-    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`]).catch((error: unknown) => {
+    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`, JSON.stringify(attempts)]).catch((error: unknown) => {
       throw unavailableOr(error, this.#timeouts);
     });
   }
 
-  async settle(held: Claimed, outcome: Outcome): Promise<boolean> {
+  async settle(held: Claimed, outcome: Outcome, attempts: readonly AttemptRecord[] = []): Promise<boolean> {
     this.#usable();
-    return this.#settles.add([held.delivery.id, held.claim, outcome]).catch((error: unknown) => {
+    return this.#settles.add([held.delivery.id, held.claim, outcome, JSON.stringify(attempts)]).catch((error: unknown) => {
       throw unavailableOr(error, this.#timeouts);
     });
+  }
+
+  lookup(messageId: string): Promise<DeliveryRecord[]> {
+    return this.#run(async (pool) => (await pool.query<RecordRow>(LOOKUP, [messageId])).rows.map(toRecord));
+  }
+
+  find(id: string): Promise<DeliveryRecord | undefined> {
+    return this.#run(async (pool) => (await pool.query<RecordRow>(FIND, [id])).rows.map(toRecord)[0]);
   }
 
   hasten(source: string, target: number): Promise<number> {
@@ -482,19 +498,33 @@ export class PostgresStore implements Store {
   }
 }
 
-function toClaimed(row: DeliveryRow, claim: string): Claimed {
-  const claimed: Claimed = {
-    delivery: {
-      id: row.id,
-      source: row.source,
-      message: row.message,
-      webhook: { messageId: row.message_id, type: row.type, body: row.body, receivedAt: Number(row.received_at) },
-    },
-    claim,
-    attempt: row.attempts,
+/** A row as a lookup reads it. */
+interface RecordRow extends Omit<DeliveryRow, 'attempts' | 'targets' | 'n'> {
+  status: DeliveryState;
+  attempt_log: AttemptRecord[];
+  settled_at: number | null;
+}
+
+function toDelivery(row: Pick<DeliveryRow, 'id' | 'source' | 'message' | 'message_id' | 'type' | 'body' | 'received_at'>): Delivery {
+  const delivery: Delivery = {
+    id: row.id,
+    source: row.source,
+    message: row.message,
+    webhook: { messageId: row.message_id, type: row.type, body: row.body, receivedAt: Number(row.received_at) },
   };
   // The URLs' filters look at a track's event; the message holds it, as the body does.
-  if (row.type === 'track') claimed.delivery.webhook.event = (row.message as { event: string }).event;
+  if (row.type === 'track') delivery.webhook.event = (row.message as { event: string }).event;
+  return delivery;
+}
+
+function toClaimed(row: DeliveryRow, claim: string): Claimed {
+  const claimed: Claimed = { delivery: toDelivery(row), claim, attempt: row.attempts };
   if (row.targets !== null) claimed.targets = row.targets;
   return claimed;
+}
+
+function toRecord(row: RecordRow): DeliveryRecord {
+  const record: DeliveryRecord = { delivery: toDelivery(row), state: row.status, attempts: row.attempt_log };
+  if (row.settled_at !== null) record.settledAt = Math.round(row.settled_at);
+  return record;
 }
