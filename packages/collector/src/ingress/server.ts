@@ -17,7 +17,7 @@ import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
 import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
 import { HOST_REFUSED_HEADERS, hostRefusedPage } from '../debugger/host-refused.js';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
 import { StoreUnavailableError } from '../delivery/store.js';
 
@@ -35,6 +35,8 @@ export interface ServerContext {
   readiness: Readiness;
   /** What `GET /metrics` exposes, and where refused ingestion requests are counted. */
   metrics: CollectorMetrics;
+  /** Where requests the store refused or that failed are reported. */
+  report: Reporter;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -215,14 +217,14 @@ export function createHandler(context: ServerContext): RequestListener {
     return undefined;
   };
 
-  return dispatch(routeOf);
+  return dispatch(routeOf, context.report);
 }
 
 /**
  * What answers while the store is not open yet: the health routes, and 503 with `Retry-After` for
  * everything else (nothing can be recorded or shown yet).
  */
-export function startingHandler(readiness: Readiness): RequestListener {
+export function startingHandler(readiness: Readiness, report: Reporter): RequestListener {
   const health = new Map(HEALTH_ROUTES(readiness));
   const starting: Route = {
     method: 'GET',
@@ -230,11 +232,11 @@ export function startingHandler(readiness: Readiness): RequestListener {
       throw new StoreUnavailableError('the collector is starting: its store is not open yet');
     },
   };
-  return dispatch((pathname) => health.get(pathname) ?? starting, { anyMethod: starting });
+  return dispatch((pathname) => health.get(pathname) ?? starting, report, { anyMethod: starting });
 }
 
 /** Answers each request with its route, and every refusal with its status and JSON body. */
-function dispatch(routeOf: (pathname: string) => Route | undefined, options: { anyMethod?: Route } = {}): RequestListener {
+function dispatch(routeOf: (pathname: string) => Route | undefined, report: Reporter, options: { anyMethod?: Route } = {}): RequestListener {
   return (req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://collector').pathname;
     const route = routeOf(pathname);
@@ -250,11 +252,11 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, options: { a
       if (res.headersSent) return void res.destroy();
       const headers: Record<string, string> = {};
       if (error instanceof StoreUnavailableError) {
-        report('error', 'collector: %s %s refused, the store is unavailable: %s', req.method, pathname, error.message);
+        report.error('collector: %s %s refused, the store is unavailable: %s', req.method, pathname, error.message);
         headers['retry-after'] = String(error.retryAfter);
         error = new RequestError(503, error.code, `The collector cannot record this now (${error.message}); nothing was recorded: send it again after ${error.retryAfter} s`);
       } else if (!(error instanceof RequestError)) {
-        report('error', 'collector: %s %s failed: %O', req.method, pathname, error);
+        report.error('collector: %s %s failed: %O', req.method, pathname, error);
         error = new RequestError(500, 'ERR_INTERNAL', 'The collector could not accept the request; nothing was recorded');
       }
       const refused = error as RequestError;
