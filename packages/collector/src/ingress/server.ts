@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { AnalyticsError, audienceTrait, describe, isPlainObject, LIMITS, type Message, MESSAGE_TYPES, type MessageType, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, describe, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
 import { AddressSet } from '../config/cidr.js';
 import { Cors } from './cors.js';
 import type { Arrival } from './enrich.js';
@@ -309,8 +309,12 @@ async function audiences(req: IncomingMessage, res: ServerResponse, source: Sour
   const { name, userIds } = body;
   if (typeof name !== 'string' || name.length === 0) throw invalid('name', `Expected \`name\` to be a non-empty string, got ${describe(name)}`);
   if (!Array.isArray(userIds)) throw invalid('userIds', `Expected \`userIds\` to be an array of user ids, got ${describe(userIds)}`);
-  const trait = await renamed('name', () => audienceTrait(name));
-  const synced = await renamed('userIds', () => context.router.syncAudience(source, name, userIds));
+  const { trait, synced } = await badRequest(async () => {
+    // Validated under the request's names first: the sync validates the ids again, as `members`.
+    const made = traitNamed(name, 'name');
+    memberSet(userIds, 'userIds');
+    return { trait: made, synced: await context.router.syncAudience(source, name, userIds) };
+  });
   sendJson(res, 200, { trait, ...synced });
 }
 
@@ -350,14 +354,13 @@ async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return parsed;
 }
 
-/** Runs an audience helper, naming its arguments' faults by the request's field (`members[2]` is `userIds[2]`). */
-async function renamed<T>(field: 'name' | 'userIds', run: () => T | Promise<T>): Promise<T> {
+/** Runs `run`, answering a `ValidationError` (which names the field at fault) with 400. */
+async function badRequest<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    const own = error.field.replace(/^(audience|members)/, field);
-    throw invalid(own, error.message.replace(`\`${error.field}\``, `\`${own}\``));
+    throw invalid(error.field, error.message);
   }
 }
 
