@@ -48,7 +48,7 @@ export function humanLogger(write: (line: string) => void): CollectorLogger {
 }
 
 /** The default logger: one human line each on stderr. */
-export const stderrLogger: CollectorLogger = humanLogger((line) => process.stderr.write(line));
+const stderrLogger: CollectorLogger = humanLogger((line) => process.stderr.write(line));
 
 /** `logger`'s child for `part`, or `logger` itself when it makes none. */
 export function partLogger(logger: CollectorLogger, part: string): CollectorLogger {
