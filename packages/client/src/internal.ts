@@ -18,7 +18,7 @@ export { Throttle } from './core/throttle.js';
 export { type JsonObject, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
 export { integer, isPlainObject, parseHttpUrl } from './core/validate.js';
 export { log } from './platform/log.js';
-export { type AudienceState, audienceSync, audienceTrait } from './webhooks/audience.js';
+export { type AudienceState, audienceSync, audienceTrait, memberSet, traitNamed } from './webhooks/audience.js';
 export type { WebhookInput, WebhookType } from './webhooks/body.js';
 export { WebhookDestination } from './webhooks/destination.js';
 export { WebhookError } from './webhooks/error.js';

@@ -11,6 +11,7 @@ export {
   type ServerOptions,
   type SourceConfig,
 } from './config/config.js';
+export type { CollectorLogger, ReportFields } from './config/report.js';
 export type { Arrival, AudiencePlan, AudienceRecord, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from './delivery/store.js';
 export { DataDirLockedError, JournalVersionError, SchemaVersionError, StoreClosedError, StoreConnectError } from './delivery/errors.js';
 export { StoreUnavailableError } from './delivery/store.js';

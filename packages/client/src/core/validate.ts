@@ -2,6 +2,14 @@ import { describe } from './describe.js';
 import { ConfigError } from './errors.js';
 
 /**
+ * The path of entry `key` (`timeout`, `webhooks[0]`) inside the object at `prefix`, for an error
+ * that names it where the user wrote it: `delivery.timeout`; `key` itself without a prefix.
+ */
+export function within(prefix: string | undefined, key: string): string {
+  return prefix === undefined ? key : `${prefix}.${key}`;
+}
+
+/**
  * @returns `value` when it is an integer >= `min`.
  * @throws {ConfigError} naming option `name` otherwise.
  */

@@ -28,8 +28,13 @@ export interface AudienceSyncResult {
  * @throws {ValidationError} when the name has no letter or digit to make a trait of.
  */
 export function audienceTrait(audience: string): string {
+  return traitNamed(audience, 'audience');
+}
+
+/** {@link audienceTrait}, its error naming the audience `field`: what the caller's input calls it. */
+export function traitNamed(audience: string, field: string): string {
   if (typeof audience !== 'string') {
-    throw new ValidationError('audience', `Expected \`audience\` to be a string, got ${describe(audience)}`);
+    throw new ValidationError(field, `Expected \`${field}\` to be a string, got ${describe(audience)}`);
   }
   const words = audience
     .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
@@ -37,7 +42,7 @@ export function audienceTrait(audience: string): string {
     .split(/[^\p{L}\p{N}]+/u)
     .filter((word) => word.length > 0);
   if (words.length === 0) {
-    throw new ValidationError('audience', `Expected \`audience\` to contain a letter or digit, got ${describe(audience)}`);
+    throw new ValidationError(field, `Expected \`${field}\` to contain a letter or digit, got ${describe(audience)}`);
   }
   return words.join('_').toLowerCase();
 }
@@ -55,7 +60,7 @@ export function audienceTrait(audience: string): string {
  */
 export function audienceSync(audience: string, members: Iterable<string>, previous?: AudienceState): AudienceSyncResult {
   const trait = audienceTrait(audience);
-  const current = memberSet(members);
+  const current = memberSet(members, 'members');
   const before = new Set(previousMembers(audience, previous));
   const timestamp = new Date().toISOString();
   const identify = (userId: string, member: boolean): Message => ({
@@ -71,15 +76,20 @@ export function audienceSync(audience: string, members: Iterable<string>, previo
   return { messages: [...joined, ...left], state: { audience, members: [...current].sort() } };
 }
 
-function memberSet(members: Iterable<string>): Set<string> {
+/**
+ * An audience's members, each once; errors name them `field` (`members[2]`), what the caller's
+ * input calls them.
+ * @throws {ValidationError} for what is not an iterable of non-empty strings.
+ */
+export function memberSet(members: Iterable<string>, field: string): Set<string> {
   if (typeof members === 'string' || typeof (members as Partial<Iterable<string>>)?.[Symbol.iterator] !== 'function') {
-    throw new ValidationError('members', `Expected \`members\` to be an iterable of user ids, got ${describe(members)}`);
+    throw new ValidationError(field, `Expected \`${field}\` to be an iterable of user ids, got ${describe(members)}`);
   }
   const set = new Set<string>();
   let index = 0;
   for (const userId of members) {
     if (typeof userId !== 'string' || userId.length === 0) {
-      throw new ValidationError(`members[${index}]`, `Expected \`members[${index}]\` to be a non-empty string, got ${describe(userId)}`);
+      throw new ValidationError(`${field}[${index}]`, `Expected \`${field}[${index}]\` to be a non-empty string, got ${describe(userId)}`);
     }
     set.add(userId);
     index += 1;

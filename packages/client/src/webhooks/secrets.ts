@@ -17,30 +17,32 @@ export interface StandardWebhooksSettings {
 
 /**
  * `sharedSecret` as a list, the signing one first; empty when unset.
+ * @param name where it is, to name it in errors.
  * @throws {ConfigError} `sharedSecret` when it is not a non-empty string or a list of 1 to 3 distinct ones.
  */
-export function resolveSharedSecrets(value: unknown): readonly string[] {
+export function resolveSharedSecrets(value: unknown, name = 'sharedSecret'): readonly string[] {
   if (value === undefined) return [];
   if (typeof value === 'string' && value.length > 0) return Object.freeze([value]);
-  if (Array.isArray(value)) return distinct('sharedSecret', value, (secret) => typeof secret === 'string' && secret.length > 0, 'a non-empty string');
-  throw new ConfigError('sharedSecret', `Expected \`sharedSecret\` to be a non-empty string or an array of 1 to ${MAX_SECRETS} of them, got ${describe(value)}`);
+  if (Array.isArray(value)) return distinct(name, value, (secret) => typeof secret === 'string' && secret.length > 0, 'a non-empty string');
+  throw new ConfigError(name, `Expected \`${name}\` to be a non-empty string or an array of 1 to ${MAX_SECRETS} of them, got ${describe(value)}`);
 }
 
 /**
  * The `whsec_…` secrets of `standardWebhooks`; empty when unset.
+ * @param name where it is, to name it in errors.
  * @throws {ConfigError} naming the entry at fault, e.g. `standardWebhooks.secrets[1]`.
  */
-export function resolveStandardSecrets(value: unknown): readonly string[] {
+export function resolveStandardSecrets(value: unknown, name = 'standardWebhooks'): readonly string[] {
   if (value === undefined) return [];
-  if (!isPlainObject(value)) throw new ConfigError('standardWebhooks', `Expected \`standardWebhooks\` to be an object with \`secrets\`, got ${describe(value)}`);
+  if (!isPlainObject(value)) throw new ConfigError(name, `Expected \`${name}\` to be an object with \`secrets\`, got ${describe(value)}`);
   const unknown = Object.keys(value).find((key) => key !== 'secrets');
-  if (unknown !== undefined) throw new ConfigError(`standardWebhooks.${unknown}`, `Expected no \`standardWebhooks.${unknown}\`: \`standardWebhooks\` has only \`secrets\``);
+  if (unknown !== undefined) throw new ConfigError(`${name}.${unknown}`, `Expected no \`${name}.${unknown}\`: \`standardWebhooks\` has only \`secrets\``);
   const { secrets } = value;
   if (!Array.isArray(secrets)) {
-    throw new ConfigError('standardWebhooks.secrets', `Expected \`standardWebhooks.secrets\` to be an array of 1 to ${MAX_SECRETS} secrets, got ${describe(secrets)}`);
+    throw new ConfigError(`${name}.secrets`, `Expected \`${name}.secrets\` to be an array of 1 to ${MAX_SECRETS} secrets, got ${describe(secrets)}`);
   }
   const expected = `"${SECRET_PREFIX}" followed by the base64 of ${SECRET_BYTES.min} to ${SECRET_BYTES.max} bytes`;
-  return distinct('standardWebhooks.secrets', secrets, isStandardSecret, expected);
+  return distinct(`${name}.secrets`, secrets, isStandardSecret, expected);
 }
 
 function isStandardSecret(secret: unknown): boolean {

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { ConfigError } from '../core/errors.js';
 import { describe } from '../core/describe.js';
 import { type FetchLike } from '../http/connection.js';
-import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl, within } from '../core/validate.js';
 import { resolveFilter, type WebhookFilter } from './filter.js';
 import { resolveSharedSecrets, resolveStandardSecrets, type StandardWebhooksSettings } from './secrets.js';
 import { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './standard-format.js';
@@ -176,33 +176,49 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
+ * Where settings and options were written, to name their entries in errors as the user wrote them:
+ * e.g. `sources[0].destinations.Webhooks` and `delivery` in the collector's config file. Without
+ * them, entries are named alone (`webhooks[2].url`, `timeout`).
+ */
+export interface WebhookConfigPaths {
+  settings?: string;
+  options?: string;
+}
+
+/**
  * Validates settings and options, naming the first entry at fault.
  * @throws {ConfigError} e.g. `webhooks[2].url` when that URL is not an absolute http(s) URL.
  */
-export function resolveWebhookConfig(settings: WebhookSettings, options: WebhookDestinationOptions = {}): ResolvedWebhookConfig {
-  if (!isPlainObject(settings)) throw new ConfigError('settings', `Expected \`settings\` to be an object, got ${describe(settings)}`);
+export function resolveWebhookConfig(settings: WebhookSettings, options: WebhookDestinationOptions = {}, paths: WebhookConfigPaths = {}): ResolvedWebhookConfig {
+  const setting = (key: string) => within(paths.settings, key);
+  const option = (key: string) => within(paths.options, key);
+  if (!isPlainObject(settings)) {
+    const name = paths.settings ?? 'settings';
+    throw new ConfigError(name, `Expected \`${name}\` to be an object, got ${describe(settings)}`);
+  }
   if (options === null || typeof options !== 'object') {
-    throw new ConfigError('options', `Expected \`options\` to be an object, got ${describe(options)}`);
+    const name = paths.options ?? 'options';
+    throw new ConfigError(name, `Expected \`${name}\` to be an object, got ${describe(options)}`);
   }
   const { webhooks } = settings;
   if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
     const got = Array.isArray(webhooks) ? `${webhooks.length} entries` : describe(webhooks);
-    throw new ConfigError('webhooks', `Expected \`webhooks\` to be an array of 1 to ${MAX_WEBHOOKS} entries, got ${got}`);
+    throw new ConfigError(setting('webhooks'), `Expected \`${setting('webhooks')}\` to be an array of 1 to ${MAX_WEBHOOKS} entries, got ${got}`);
   }
-  const minRetryDelay = integer('minRetryDelay', options.minRetryDelay ?? WEBHOOK_DEFAULTS.minRetryDelay, 0);
+  const minRetryDelay = integer(option('minRetryDelay'), options.minRetryDelay ?? WEBHOOK_DEFAULTS.minRetryDelay, 0);
   return Object.freeze({
-    webhooks: Object.freeze(webhooks.map((webhook, index) => resolveWebhook(webhook, `webhooks[${index}]`))),
-    sharedSecrets: resolveSharedSecrets(settings.sharedSecret),
-    standardSecrets: resolveStandardSecrets(settings.standardWebhooks),
-    timeout: integer('timeout', options.timeout ?? WEBHOOK_DEFAULTS.timeout, 1),
-    retryWindow: integer('retryWindow', options.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow, 0),
+    webhooks: Object.freeze(webhooks.map((webhook, index) => resolveWebhook(webhook, setting(`webhooks[${index}]`)))),
+    sharedSecrets: resolveSharedSecrets(settings.sharedSecret, setting('sharedSecret')),
+    standardSecrets: resolveStandardSecrets(settings.standardWebhooks, setting('standardWebhooks')),
+    timeout: integer(option('timeout'), options.timeout ?? WEBHOOK_DEFAULTS.timeout, 1),
+    retryWindow: integer(option('retryWindow'), options.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow, 0),
     minRetryDelay,
-    maxRetryDelay: integer('maxRetryDelay', options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
-    maxRequestsPerUrl: integer('maxRequestsPerUrl', options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl, 1),
-    breakerThreshold: integer('breakerThreshold', options.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold, 1),
+    maxRetryDelay: integer(option('maxRetryDelay'), options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
+    maxRequestsPerUrl: integer(option('maxRequestsPerUrl'), options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl, 1),
+    breakerThreshold: integer(option('breakerThreshold'), options.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold, 1),
     dispatcher: options.dispatcher,
-    proxy: boolean('proxy', options.proxy ?? WEBHOOK_DEFAULTS.proxy),
-    fetch: optionalFunction('fetch', options.fetch),
+    proxy: boolean(option('proxy'), options.proxy ?? WEBHOOK_DEFAULTS.proxy),
+    fetch: optionalFunction(option('fetch'), options.fetch),
   });
 }
 

@@ -6,6 +6,7 @@ import { ConfigError, log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
 import { CollectorMetrics } from '../observe/metrics.js';
 import { Access, isLoopback } from '../ingress/auth.js';
 import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
+import { type CollectorLogger, partLogger, Reporter } from '../config/report.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { DeliveryEmitter } from '../delivery/events.js';
 import { Intake } from '../delivery/intake.js';
@@ -35,6 +36,13 @@ export interface CollectorOptions {
   store?: Store;
   /** Gives up waiting for the store (the process was asked to stop before it started). */
   signal?: AbortSignal;
+  /**
+   * Where this collector's warnings and errors go: a pino logger (each part writes through its
+   * child, e.g. `{ part: 'journal' }`) or any {@link CollectorLogger}. Not the `store`'s when it is
+   * given: that one takes its own `logger` option.
+   * @default one human line each on stderr
+   */
+  logger?: CollectorLogger;
 }
 
 /** A collector that is listening. */
@@ -84,12 +92,14 @@ const CLOSE_GRACE = 2_000;
  */
 export async function startCollector(options: CollectorOptions): Promise<RunningCollector> {
   const { config } = options;
+  const report = new Reporter(options.logger);
+  const ingress = report.child('ingress');
   const access = new Access(config);
   const readiness = new Readiness();
   const hosts = new HostCheck(config.allowedHosts);
   const { headersTimeout, requestTimeout, maxConnections } = config.server;
   // Until the store is open, only the health routes answer; then the collector's own routes.
-  let handler = startingHandler(readiness);
+  let handler = startingHandler(readiness, ingress);
   const server = http.createServer(
     // Node checks the timeouts every connectionsCheckingInterval (30 s by default), which would let
     // a slow client hold its connection that much longer than configured.
@@ -108,7 +118,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   access.listening(address);
   hosts.listening(address, port);
-  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor, keepSettledBytes: config.retention.maxBytes });
+  const store: Store = options.store ?? new JournalStore(options.dataDir, { dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor, keepSettledBytes: config.retention.maxBytes, logger: options.logger && partLogger(options.logger, 'journal') });
   let snapshot: StoreSnapshot | undefined;
   let opened: Awaited<ReturnType<typeof serveFrom>>;
   try {
@@ -122,9 +132,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       // Only a database can be "not up yet"; the journal's failures are final.
       startTimeout: options.store ? config.postgres.startTimeout : 0,
       signal: options.signal,
+      report: report.child('store'),
       onWait: (reason) => readiness.starting(`the store is not available yet: ${reason}`),
     });
-    opened = await serveFrom(store, options);
+    opened = await serveFrom(store, options, report);
   } catch (error) {
     // What was opened is closed: the caller gets an error, not a process kept alive by a listener.
     server.closeAllConnections();
@@ -134,7 +145,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     throw error;
   }
   const { hub, feed, router, deliverer, metrics } = opened;
-  const context: ServerContext = { config, router, records: store, hub, hosts, access, readiness, metrics };
+  const context: ServerContext = { config, router, records: store, hub, hosts, access, readiness, metrics, report: ingress };
   opened.serving(context);
   handler = createHandler(context);
   readiness.serving(() => store.ping?.() ?? Promise.resolve());
@@ -191,6 +202,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 async function serveFrom(
   store: Store,
   options: CollectorOptions,
+  report: Reporter,
 ): Promise<{ hub: EventHub; feed: PageFeed; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; serving: (context: ServerContext) => void }> {
   const { config } = options;
   const sources = new Map(config.sources.map((source) => [source.name, source]));
@@ -198,14 +210,14 @@ async function serveFrom(
   // another store (no data dir of its own) in memory only.
   const database = options.store?.database?.();
   const history = database
-    ? new PostgresHistory(database, config.historyEvents)
+    ? new PostgresHistory(database, config.historyEvents, report.child('history'))
     : options.store
       ? undefined
-      : new HistoryFile(options.dataDir, config.historyEvents);
+      : new HistoryFile(options.dataDir, config.historyEvents, report.child('history'));
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
   const events = new DeliveryEmitter();
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, events });
+  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, events, report: report.child('deliverer') });
   const intake = new Intake({ store, deliverer, events, lease: config.queue.lease });
   let running: { config: CollectorConfig } = { config };
   const metrics = new CollectorMetrics({
@@ -217,7 +229,7 @@ async function serveFrom(
   const feed = new PageFeed({ hub, sources });
   feed.follow(events);
   metrics.follow(events);
-  logDeliveries(events);
+  logDeliveries(events, report.child('deliveries'));
   const router = new Router({ intake, records: store, sources });
   return { hub, feed, router, deliverer, metrics, serving: (context) => (running = context) };
 }

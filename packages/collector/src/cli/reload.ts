@@ -37,22 +37,22 @@ export class Reloader {
 
   /**
    * Never rejects: a reload that fails leaves the running config. Its lines go straight to the
-   * log, not through `report()`'s rate limit: each answers a signal the operator sent.
+   * log, not through a reporter's rate limit: each answers a signal the operator sent.
    */
   async #reload(): Promise<void> {
     try {
       const config = await loadConfig(this.#file);
       const { restart } = this.#collector.reload(config);
       this.#logger.info(`collector: config reloaded from ${this.#file}`, { sources: config.sources.map(({ name }) => name), restart });
-      if (restart.length > 0) this.#logger.sink('warn', `collector: ${restart.join(', ')} changed in ${this.#file}; the running values stay until a restart`, {});
+      if (restart.length > 0) this.#logger.warn({}, `collector: ${restart.join(', ')} changed in ${this.#file}; the running values stay until a restart`);
     } catch (error) {
       if (!(error instanceof ConfigError)) {
-        this.#logger.sink('error', `collector: config reload from ${this.#file} failed, the running config stays: ${String(error)}`, {});
+        this.#logger.error({}, `collector: config reload from ${this.#file} failed, the running config stays: ${String(error)}`);
         return;
       }
       // loadConfig's message for a file that is not JSON quotes none of its text: shown as at start.
       const why = SECRET_ENTRY.test(error.option) ? `\`${error.option}\` is invalid (its value is not shown: it may hold a secret)` : error.message;
-      this.#logger.sink('error', `collector: config reload refused, the running config stays: ${why}`, { entry: error.option });
+      this.#logger.error({ entry: error.option }, `collector: config reload refused, the running config stays: ${why}`);
     }
   }
 }

@@ -5,7 +5,6 @@ import { postgresUrl, redact } from '../config/connection-string.js';
 import { PostgresStore } from '../delivery/postgres/store.js';
 import { AnalyticsError, type Command, type CommandContext, ConfigError, EXIT, integerFlag, parseFlags, UsageError } from 'batched-analytics/internal';
 import { POSTGRES_OPTIONS } from '../config/postgres-timeouts.js';
-import { setReportSink } from '../config/report.js';
 import { keepHeapNear } from './heap-target.js';
 import { Reloader } from './reload.js';
 import { liveEventsLines } from './live-url.js';
@@ -121,14 +120,11 @@ export function collectorCommand(program: string): Command {
       const flagStore = values.store === undefined ? undefined : postgresUrl('--store', values.store);
       const config = await loadConfig(values.config);
       const logger = createLogger(format, (line) => context.stderr.write(line));
-      // The collector's warnings and errors go out in the chosen format while it runs.
-      const previousSink = setReportSink(logger.sink);
       const stopKeepingHeap = config.server.heapTarget > 0 ? keepHeapNear(config.server.heapTarget) : undefined;
       try {
         return await serve(context, logger, { program, config, file: values.config, dataDir: values['data-dir'], port, host: values.host, storeUrl: flagStore ?? config.store });
       } finally {
         stopKeepingHeap?.();
-        setReportSink(previousSink);
       }
     },
   };
@@ -154,19 +150,20 @@ async function serve(context: CommandContext, logger: Logger, options: ServeOpti
   const kept = storeUrl === undefined ? 'journal' : 'database';
   let collector: RunningCollector;
   try {
-    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor });
-    collector = await startCollector({ config, dataDir, port, host, store, signal: context.signal });
+    const store = storeUrl === undefined ? undefined : new PostgresStore(storeUrl, { ...config.postgres, dedupeWindow: config.dedupe.window, keepSettledFor: config.retention.keepFor, logger: logger.child({ part: 'postgres' }) });
+    // The collector's warnings and errors go out in the chosen format.
+    collector = await startCollector({ config, dataDir, port, host, store, signal: context.signal, logger });
   } catch (error) {
     // A token missing for the address is a config fault: exit 2, as any other.
     if (error instanceof ConfigError) throw error;
     const why = `${program}: cannot start: ${describeStartError(error, host, port)}`;
-    if (logger.format === 'json') logger.sink('error', why, {});
+    if (logger.format === 'json') logger.error({}, why);
     else context.stderr.write(`${why}\n`);
     return EXIT.incomplete;
   }
   // Listening before the URL is printed: a script that reads it may send SIGHUP at once, and
   // without a listener SIGHUP ends the process.
-  const reloading = new Reloader(options.file, collector, logger);
+  const reloading = new Reloader(options.file, collector, logger.child({ part: 'reload' }));
   process.on('SIGHUP', reloading.listener);
   if (logger.format === 'json') {
     logger.info('collector listening', {

@@ -3,6 +3,7 @@ import { closest, ConfigError, describe, integer, isPlainObject, parseHttpUrl, r
 import { postgresUrl } from './connection-string.js';
 import { parseCidr } from './cidr.js';
 import { POSTGRES_OPTIONS, type PostgresOptions } from './postgres-timeouts.js';
+import { jsonSyntaxError } from './json-syntax.js';
 
 /**
  * How the collector's Webhooks destinations send: the destination's own options, with the same
@@ -276,7 +277,7 @@ function parseSource(input: unknown, path: string, delivery: DeliveryOptions): S
   if (destinations.Webhooks !== undefined) {
     const prefix = `${path}.destinations.${WEBHOOKS}`;
     const settings = object(prefix, destinations.Webhooks, ['webhooks', 'sharedSecret', 'standardWebhooks']) as unknown as WebhookSettings;
-    prefixed(prefix, () => resolveWebhookConfig(settings, delivery));
+    resolveWebhookConfig(settings, delivery, { settings: prefix, options: 'delivery' });
     source.webhooks = settings;
   }
   return source;
@@ -438,25 +439,6 @@ function parseWriteKey(path: string, value: unknown): string {
   return key;
 }
 
-/** Re-throws a nested validator's `ConfigError` with the entry's full path in the file. */
-function prefixed(prefix: string, validate: () => unknown): void {
-  try {
-    validate();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const option = `${prefix}.${error.option}`;
-    throw new ConfigError(option, error.message.replace(`\`${error.option}\``, `\`${option}\``));
-  }
-}
-
-/**
- * The JSON parser's message without the text it may quote (`Unexpected token 's', ..."inToken": s3cret-adm"... is
- * not valid JSON`): a config file holds secrets, and this message is logged.
- */
-function parserMessage(error: Error): string {
-  return error.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, '');
-}
-
 /**
  * Reads and validates a config file.
  * @throws {ConfigError} when the file cannot be read, is not JSON, or has an invalid entry; the
@@ -472,8 +454,10 @@ export async function loadConfig(file: string): Promise<CollectorConfig> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError('config', `Config file ${file} is not valid JSON: ${parserMessage(error as Error)}`);
+  } catch {
+    // Not the parser's message: it quotes the text around the fault, and a config file holds secrets.
+    const why = jsonSyntaxError(text);
+    throw new ConfigError('config', `Config file ${file} is not valid JSON${why === undefined ? '' : `: ${why}`}`);
   }
   try {
     return parseConfig(parsed);

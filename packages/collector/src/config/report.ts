@@ -1,7 +1,7 @@
 import { formatWithOptions } from 'node:util';
 import { log, Throttle } from 'batched-analytics/internal';
 
-/** How serious a line is: warnings and errors reach stderr whatever `DEBUG` says. */
+/** How serious a line is: warnings and errors reach the logger whatever `DEBUG` says. */
 export type ReportLevel = 'warn' | 'error';
 
 /**
@@ -20,62 +20,91 @@ export interface ReportFields {
   entry?: string;
 }
 
-/** Where the collector's warnings and errors go: one formatted line each, with its fields. */
-export type ReportSink = (level: ReportLevel, line: string, fields: ReportFields) => void;
+/**
+ * Where a collector writes its warnings and errors: a pino logger, or any object with these
+ * methods. Each line is one formatted text and the fields it is about.
+ */
+export interface CollectorLogger {
+  warn(fields: ReportFields, msg: string): void;
+  error(fields: ReportFields, msg: string): void;
+  /**
+   * A logger for one part of the collector (`{ part: 'journal' }`), as pino's `child`; without it,
+   * every part writes to this one.
+   */
+  child?(bindings: { part: string }): CollectorLogger;
+}
 
 /**
- * The same line (its format string) is written at most once per this many ms; the ones held back
- * are counted into the next. A full disk fails every request: without this it would write a line
- * per request.
+ * The same line (its format string) is written at most once per this many ms by one reporter; the
+ * ones held back are counted into the next. A full disk fails every request: without this it would
+ * write a line per request.
  */
 export const REPORT_INTERVAL = 10_000;
 
-/** A line of the default, human format: time, level, text. */
-export function humanLine(level: string, line: string): string {
-  return `${new Date().toISOString()} ${level.toUpperCase()} ${line}\n`;
+/** A logger of the default, human format, writing whole lines (time, level, text) through `write`. */
+export function humanLogger(write: (line: string) => void): CollectorLogger {
+  const line = (level: ReportLevel, msg: string) => write(`${new Date().toISOString()} ${level.toUpperCase()} ${msg}\n`);
+  return { warn: (_fields, msg) => line('warn', msg), error: (_fields, msg) => line('error', msg) };
 }
 
-const toStderr: ReportSink = (level, line) => {
-  process.stderr.write(humanLine(level, line));
-};
+/** The default logger: one human line each on stderr. */
+const stderrLogger: CollectorLogger = humanLogger((line) => process.stderr.write(line));
 
-let sink: ReportSink = toStderr;
-const throttle = new Throttle(REPORT_INTERVAL);
-
-/**
- * Reports a failure an operator must see: storage, the database, the journal. Also goes to
- * `DEBUG=analytics` (every time, not rate-limited), where the collector's other lines are.
- */
-export function report(level: ReportLevel, format: string, ...args: unknown[]): void {
-  reportAbout(level, {}, format, ...args);
-}
-
-/** {@link report} with what the line is about, as fields. */
-export function reportAbout(level: ReportLevel, fields: ReportFields, format: string, ...args: unknown[]): void {
-  log(format, ...args);
-  const held = throttle.admit(format);
-  if (held === undefined) return;
-  const line = formatted(format, args);
-  sink(level, held > 0 ? `${line} (and ${held} more like it since)` : line, fields);
+/** `logger`'s child for `part`, or `logger` itself when it makes none. */
+export function partLogger(logger: CollectorLogger, part: string): CollectorLogger {
+  return logger.child?.({ part }) ?? logger;
 }
 
 /**
- * {@link report} without the rate limit, for a caller that paces its lines itself and whose every
- * line counts (each try of a start that waits for its database).
+ * Reports the failures an operator must see (storage, the database, the journal, deliveries) to
+ * one logger, rate-limited per reporter: each part of a collector gets its own, so two collectors
+ * in one process share nothing. Also goes to `DEBUG=analytics` (every time, not rate-limited),
+ * where the collector's other lines are.
  */
-export function reportEach(level: ReportLevel, format: string, ...args: unknown[]): void {
-  log(format, ...args);
-  sink(level, formatted(format, args), {});
+export class Reporter {
+  readonly #logger: CollectorLogger;
+  readonly #throttle = new Throttle(REPORT_INTERVAL);
+
+  constructor(logger: CollectorLogger = stderrLogger) {
+    this.#logger = logger;
+  }
+
+  /** A reporter for `part` of the collector, with a rate limit of its own. */
+  child(part: string): Reporter {
+    return new Reporter(partLogger(this.#logger, part));
+  }
+
+  warn(format: string, ...args: unknown[]): void;
+  warn(fields: ReportFields, format: string, ...args: unknown[]): void;
+  warn(first: ReportFields | string, ...rest: unknown[]): void {
+    this.#throttled('warn', first, rest);
+  }
+
+  error(format: string, ...args: unknown[]): void;
+  error(fields: ReportFields, format: string, ...args: unknown[]): void;
+  error(first: ReportFields | string, ...rest: unknown[]): void {
+    this.#throttled('error', first, rest);
+  }
+
+  /**
+   * Without the rate limit, for a caller that paces its lines itself and whose every line counts
+   * (each try of a start that waits for its database).
+   */
+  each(level: ReportLevel, format: string, ...args: unknown[]): void {
+    log(format, ...args);
+    this.#logger[level]({}, formatted(format, args));
+  }
+
+  #throttled(level: ReportLevel, first: ReportFields | string, rest: unknown[]): void {
+    const [fields, format, args] = typeof first === 'string' ? [{}, first, rest] : [first, rest[0] as string, rest.slice(1)];
+    log(format, ...args);
+    const held = this.#throttle.admit(format);
+    if (held === undefined) return;
+    const line = formatted(format, args);
+    this.#logger[level](fields, held > 0 ? `${line} (and ${held} more like it since)` : line);
+  }
 }
 
 function formatted(format: string, args: unknown[]): string {
   return formatWithOptions({ breakLength: Infinity, depth: 4 }, format, ...args);
-}
-
-/** Sends reports elsewhere (the serve command's log format, tests); returns the previous sink. */
-export function setReportSink(next: ReportSink): ReportSink {
-  const previous = sink;
-  sink = next;
-  throttle.clear();
-  return previous;
 }

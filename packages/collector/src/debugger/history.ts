@@ -1,7 +1,7 @@
 import { appendFile, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import type { EventView } from './views.js';
 
 /** An event as the history keeps it: its latest view, and the webhook it was sent as (for redelivery). */
@@ -66,6 +66,7 @@ const REWRITE_CHUNK = 256;
 export class HistoryFile implements EventHistory {
   readonly #file: string;
   readonly #retention: number;
+  readonly #report: Reporter;
   /** Lines recorded since the last append was queued; absent when none are waiting. */
   #buffer: string[] | undefined;
   /** The writes in order; never rejects (failures are logged: the history is best effort). */
@@ -73,9 +74,10 @@ export class HistoryFile implements EventHistory {
   /** The file's size as written, in bytes. */
   #size = 0;
 
-  constructor(dir: string, retention: number) {
+  constructor(dir: string, retention: number, report: Reporter) {
     this.#file = path.join(dir, FILE);
     this.#retention = retention;
+    this.#report = report;
   }
 
   async open(): Promise<HistoryEntry[]> {
@@ -102,7 +104,7 @@ export class HistoryFile implements EventHistory {
     const arrival = (entry: HistoryEntry) => entry.arrived ?? Date.parse(entry.view.receivedAt) * 1_000;
     const entries = [...kept.values()].sort((a, b) => arrival(a) - arrival(b)).slice(-this.#retention);
     // Best effort: a full disk must not keep the collector from starting (and delivering).
-    await this.#rewrite(entries).catch((error: unknown) => report('warn', 'collector: could not rewrite the event history %s: %s', this.#file, messageOf(error)));
+    await this.#rewrite(entries).catch((error: unknown) => this.#report.warn('collector: could not rewrite the event history %s: %s', this.#file, messageOf(error)));
     return entries;
   }
 
@@ -160,7 +162,7 @@ export class HistoryFile implements EventHistory {
     if (this.#size === 0) return;
     await truncate(this.#file, 0);
     this.#size = 0;
-    report('warn', 'collector: the disk is short: the live page\'s history (%s) is emptied and not written until there is room', this.#file);
+    this.#report.warn('collector: the disk is short: the live page\'s history (%s) is emptied and not written until there is room', this.#file);
   }
 
   /** Keeps the newest whole lines of the file within `most` bytes. */

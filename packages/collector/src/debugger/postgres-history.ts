@@ -1,6 +1,6 @@
 import type { Client, Pool } from 'pg';
 import { GroupCommit, log } from 'batched-analytics/internal';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import type { EventHistory, HistoryEntry } from './history.js';
 import { absorb } from './views.js';
 import { ChannelListener } from '../delivery/postgres/channel-listener.js';
@@ -71,6 +71,7 @@ export type HistoryConnection = StoreDatabase;
 export class PostgresHistory implements EventHistory {
   readonly #db: HistoryConnection;
   readonly #retention: number;
+  readonly #report: Reporter;
   readonly #writes: GroupCommit<HistoryEntry>;
   /** States recorded and not written yet: at most `retention`, so a stalled database cannot grow memory. */
   #waiting = 0;
@@ -81,9 +82,10 @@ export class PostgresHistory implements EventHistory {
    */
   readonly #position: Position = { holes: new Map() };
 
-  constructor(db: HistoryConnection, retention: number) {
+  constructor(db: HistoryConnection, retention: number, report: Reporter) {
     this.#db = db;
     this.#retention = retention;
+    this.#report = report;
     // A full statement's worth, or half of what may wait, is written without waiting: a lingering
     // group never makes the states recorded while it is written exceed the bound and be dropped.
     this.#writes = new GroupCommit((entries) => this.#write(entries), { linger: WRITE_LINGER, most: Math.min(WRITE_BATCH, Math.ceil(retention / 2)) });
@@ -97,13 +99,13 @@ export class PostgresHistory implements EventHistory {
 
   record(entry: HistoryEntry): void {
     if (this.#waiting >= this.#retention) {
-      report('warn', 'collector: the event history is %d states behind; not recording %s', this.#waiting, entry.view.id);
+      this.#report.warn('collector: the event history is %d states behind; not recording %s', this.#waiting, entry.view.id);
       return;
     }
     this.#waiting++;
     this.#writes
       .add(entry)
-      .catch((error: unknown) => report('warn', 'collector: could not write the event history: %s', this.#db.describe(error)))
+      .catch((error: unknown) => this.#report.warn('collector: could not write the event history: %s', this.#db.describe(error)))
       .finally(() => this.#waiting--);
   }
 
@@ -111,11 +113,11 @@ export class PostgresHistory implements EventHistory {
     void this.#db
       .pool()
       .query(TRIM, [this.#retention])
-      .catch((error: unknown) => report('warn', 'collector: could not trim the event history: %s', this.#db.describe(error)));
+      .catch((error: unknown) => this.#report.warn('collector: could not trim the event history: %s', this.#db.describe(error)));
   }
 
   follow(backlog: number, listener: (entries: HistoryEntry[]) => void): () => void {
-    const follower = new Follower(this.#db, this.#position, backlog, listener);
+    const follower = new Follower(this.#db, this.#position, backlog, listener, this.#report);
     this.#following = follower;
     follower.start();
     return () => {
@@ -157,23 +159,25 @@ class Follower {
   readonly #backlog: number;
   readonly #listener: (entries: HistoryEntry[]) => void;
   readonly #channel: ChannelListener;
+  readonly #report: Reporter;
   readonly #poll: NodeJS.Timeout;
   #reading: Promise<void> | undefined;
   #readAgain = false;
   #stopping: Promise<void> | undefined;
 
-  constructor(db: HistoryConnection, position: Position, backlog: number, listener: (entries: HistoryEntry[]) => void) {
+  constructor(db: HistoryConnection, position: Position, backlog: number, listener: (entries: HistoryEntry[]) => void, report: Reporter) {
     this.#db = db;
+    this.#report = report;
     this.#position = position;
     this.#backlog = backlog;
     this.#listener = listener;
-    this.#channel = new ChannelListener(() => db.connect(), EVENTS_CHANNEL, () => this.#read(), (error) => db.describe(error));
+    this.#channel = new ChannelListener(() => db.connect(), EVENTS_CHANNEL, () => this.#read(), (error) => db.describe(error), report);
     this.#poll = setInterval(() => this.#read(), FOLLOW_POLL).unref();
   }
 
   start(): void {
     // Listening starts the first read; without it, the poll does.
-    this.#channel.start().catch((error: unknown) => report('warn', 'collector: could not listen for other collectors\' events: %s', this.#db.describe(error)));
+    this.#channel.start().catch((error: unknown) => this.#report.warn('collector: could not listen for other collectors\' events: %s', this.#db.describe(error)));
   }
 
   stop(): Promise<void> {
@@ -191,7 +195,7 @@ class Follower {
       return;
     }
     this.#reading = this.#readAll()
-      .catch((error: unknown) => report('warn', 'collector: could not read other collectors\' events: %s', this.#db.describe(error)))
+      .catch((error: unknown) => this.#report.warn('collector: could not read other collectors\' events: %s', this.#db.describe(error)))
       .finally(() => {
         this.#reading = undefined;
         if (this.#readAgain) {

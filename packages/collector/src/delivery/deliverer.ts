@@ -2,7 +2,7 @@ import { displayUrl, InProgress, log, messageOf, WebhookDestination, type Webhoo
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { DeliveryEmitter } from './events.js';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import type { AttemptRecord, Claimed, Store } from './store.js';
 
 /** A source's destination, with what it was made from and the attempts it is making. */
@@ -43,6 +43,7 @@ export class Deliverer {
   readonly #queue: QueueOptions;
   readonly #store: Store;
   readonly #events: DeliveryEmitter;
+  readonly #report: Reporter;
   readonly #destinations = new Map<string, Destination>();
   /** Destinations a reload replaced, closed once their attempts end. */
   readonly #retired = new Set<WebhookDestination>();
@@ -76,12 +77,15 @@ export class Deliverer {
     store: Store;
     /** Where claims, attempts and outcomes are told, for the page, the metrics and the logs. */
     events: DeliveryEmitter;
+    /** Where the store's failures to claim, renew and settle are reported. */
+    report: Reporter;
   }) {
     this.#sources = options.sources;
     this.#options = options.delivery;
     this.#queue = options.queue;
     this.#store = options.store;
     this.#events = options.events;
+    this.#report = options.report;
     this.#claimFrom = Math.min(CLAIM_BATCH, Math.ceil(this.#queue.maxInFlight / 4));
   }
 
@@ -157,7 +161,7 @@ export class Deliverer {
     await Promise.all([this.#running.settled(), this.#claiming]);
     await this.#store
       .release([...this.#held.values()])
-      .catch((error: unknown) => report('warn', 'collector: could not give claims back (they lapse after the lease): %s', messageOf(error)));
+      .catch((error: unknown) => this.#report.warn('collector: could not give claims back (they lapse after the lease): %s', messageOf(error)));
     this.#held.clear();
   }
 
@@ -186,7 +190,7 @@ export class Deliverer {
           else for (const held of claimed) this.#attempt(held);
         } catch (error) {
           // The next poll tries again; meanwhile what is due waits in the store.
-          report('warn', 'collector: could not claim deliveries: %s', messageOf(error));
+          this.#report.warn('collector: could not claim deliveries: %s', messageOf(error));
           break;
         }
       } while (this.#claimAgain && !this.#closed);
@@ -241,7 +245,7 @@ export class Deliverer {
       if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
     } catch (error) {
       // The claim lapses and the delivery is attempted again: at-least-once.
-      report('warn', 'collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, messageOf(error));
+      this.#report.warn('collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, messageOf(error));
     }
   }
 
@@ -306,7 +310,7 @@ export class Deliverer {
       const lost = await this.#store.renew([...this.#held.values()], this.#queue.lease);
       for (const held of lost) if (this.#held.has(held.delivery.id)) log('collector: %s: claim lapsed before it was renewed', held.delivery.id);
     } catch (error) {
-      report('warn', 'collector: could not renew claims: %s', messageOf(error));
+      this.#report.warn('collector: could not renew claims: %s', messageOf(error));
     }
   }
 

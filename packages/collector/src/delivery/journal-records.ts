@@ -1,7 +1,7 @@
 import { readdir, stat, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf } from 'batched-analytics/internal';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import type { Segment } from './journal-segment.js';
 
 const NAME = /^records-(\d{8})\.ndjson$/;
@@ -45,13 +45,15 @@ interface Retired {
 export class RetiredSegments {
   readonly #dir: string;
   readonly #retention: RecordRetention;
+  readonly #report: Reporter;
   /** Oldest first. */
   #files: Retired[] = [];
   #trimAt = 0;
 
-  constructor(dir: string, retention: RecordRetention) {
+  constructor(dir: string, retention: RecordRetention, report: Reporter) {
     this.#dir = dir;
     this.#retention = retention;
+    this.#report = report;
   }
 
   /** Whether segments are kept at all. */
@@ -113,7 +115,7 @@ export class RetiredSegments {
       }
       if (removed > 0) log('collector: %d retired journal segment(s) deleted (retention)', removed);
     } catch (error) {
-      report('warn', 'collector: could not delete retired journal segments: %s', messageOf(error));
+      this.#report.warn('collector: could not delete retired journal segments: %s', messageOf(error));
     }
   }
 }

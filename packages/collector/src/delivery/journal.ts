@@ -7,7 +7,7 @@ import { DataDirLockedError, JournalVersionError, StoreClosedError } from './err
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './journal-format.js';
 import { readVersion1 } from './journal-v1.js';
 import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './journal-segment.js';
-import { report } from '../config/report.js';
+import { type CollectorLogger, Reporter } from '../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../config/config.js';
 import { RetiredSegments, recordsFile } from './journal-records.js';
 import { searchJournal, type Wanted } from './journal-search.js';
@@ -69,10 +69,15 @@ export interface JournalOptions {
    * @default 268435456 (256 MiB)
    */
   keepSettledBytes?: number;
+  /**
+   * Where the journal's warnings and errors go (a full disk, an unreadable line), rate-limited.
+   * @default one human line each on stderr
+   */
+  logger?: CollectorLogger;
 }
 
 /** The defaults of {@link JournalOptions}. */
-export const JOURNAL_DEFAULTS: Readonly<Required<JournalOptions>> = Object.freeze({
+export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>> = Object.freeze({
   segmentSize: 8 * 1024 * 1024,
   reserve: 1024 * 1024,
   dedupeWindow: DEDUPE_DEFAULTS.window,
@@ -195,6 +200,7 @@ export class JournalStore implements Store {
   #refusal: Error | undefined;
   readonly #reserveSize: number;
   readonly #dedupeWindow: number;
+  readonly #report: Reporter;
   /** The ids accepted within the window, once open; absent with a window of 0. */
   #seen: SeenIds | undefined;
   /**
@@ -220,10 +226,15 @@ export class JournalStore implements Store {
     this.#reserveSize = integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0);
     this.#reserve = this.#reserveSize === 0 ? 'none' : 'missing';
     this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
-    this.#retired = new RetiredSegments(dir, {
-      age: integer('keepSettledFor', options.keepSettledFor ?? JOURNAL_DEFAULTS.keepSettledFor, 0),
-      bytes: integer('keepSettledBytes', options.keepSettledBytes ?? JOURNAL_DEFAULTS.keepSettledBytes, 0),
-    });
+    this.#report = new Reporter(options.logger);
+    this.#retired = new RetiredSegments(
+      dir,
+      {
+        age: integer('keepSettledFor', options.keepSettledFor ?? JOURNAL_DEFAULTS.keepSettledFor, 0),
+        bytes: integer('keepSettledBytes', options.keepSettledBytes ?? JOURNAL_DEFAULTS.keepSettledBytes, 0),
+      },
+      this.#report,
+    );
   }
 
   /**
@@ -235,7 +246,7 @@ export class JournalStore implements Store {
     await mkdir(this.#dir, { recursive: true });
     await this.#lock();
     // First: replaying the segments adds the ids their acceptances carry.
-    if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow);
+    if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow, this.#report);
     const numbers = segmentNumbers(await readdir(this.#dir));
     for (const number of numbers) {
       const segment = await Segment.existing(this.#dir, number);
@@ -248,7 +259,7 @@ export class JournalStore implements Store {
     await this.#retired.open();
     await this.#removeDead();
     if (!(await this.#setReserveAside())) {
-      report('warn', 'collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
+      this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
     log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#pending.size, this.#audiences.size, this.#segments.length);
     return { pending: this.#pending.size };
@@ -605,7 +616,7 @@ export class JournalStore implements Store {
     const held = new Set(reserved ? undefined : items.filter((item) => !item.deferrable));
     const written = held.size === 0 ? items : items.filter((item) => item.deferrable);
     const refused = written.length > 0 ? await this.#write(written) : new Set<Queued>();
-    if (!this.#closing) await this.#maintain().catch((error: unknown) => report('warn', 'collector: journal compaction failed: %s', messageOf(error)));
+    if (!this.#closing) await this.#maintain().catch((error: unknown) => this.#report.warn('collector: journal compaction failed: %s', messageOf(error)));
     const waiting = held.size > 0 ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : undefined;
     return batch.map((item) => (held.has(item) ? waiting : refused.has(item) ? this.#refusal : undefined));
   }
@@ -615,7 +626,7 @@ export class JournalStore implements Store {
   async #write(batch: readonly Queued[]): Promise<Set<Queued>> {
     try {
       await this.#appendAll(batch);
-      if (this.#failing) report('warn', 'collector: the journal can be written again: acceptances resume');
+      if (this.#failing) this.#report.warn('collector: the journal can be written again: acceptances resume');
       this.#failing = false;
       this.#full = false;
       return new Set();
@@ -623,7 +634,7 @@ export class JournalStore implements Store {
       const code = (error as NodeJS.ErrnoException).code;
       this.#failing = true;
       this.#full = code === 'ENOSPC' || code === 'EDQUOT';
-      report('error', 'collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
+      this.#report.error('collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
       this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
       const refused = new Set(batch.filter((item) => !item.deferrable));
       const deferrable = batch.filter((item) => item.deferrable);
@@ -682,7 +693,7 @@ export class JournalStore implements Store {
         return false;
       }
       this.#reserve = 'none';
-      report('warn', 'collector: the journal reserve could not be set aside (settlements wait for room in memory when the disk fills): %s', messageOf(error));
+      this.#report.warn('collector: the journal reserve could not be set aside (settlements wait for room in memory when the disk fills): %s', messageOf(error));
       return true;
     }
   }
@@ -693,12 +704,12 @@ export class JournalStore implements Store {
     try {
       await unlink(path.join(this.#dir, RESERVE));
     } catch (error) {
-      report('warn', 'collector: the journal reserve could not be freed: %s', messageOf(error));
+      this.#report.warn('collector: the journal reserve could not be freed: %s', messageOf(error));
       return false;
     }
     this.#reserve = 'missing';
     this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
-    report('warn', 'collector: the disk is full: settlements are written into the room set aside for them (journal reserve); acceptances are refused until it can be set aside again');
+    this.#report.warn('collector: the disk is full: settlements are written into the room set aside for them (journal reserve); acceptances are refused until it can be set aside again');
     return true;
   }
 
@@ -820,8 +831,8 @@ export class JournalStore implements Store {
     }
     const shown = text.toString('utf8', 0, Math.min(text.length, PREVIEW));
     // Acceptances are answered after their fsync: a last line cut short was never acknowledged.
-    if (!whole) report('warn', 'collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged): %s', file, number, start, shown);
-    else report('error', 'collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes) starts: %s', file, number, start, text.length, shown);
+    if (!whole) this.#report.warn('collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged): %s', file, number, start, shown);
+    else this.#report.error('collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes) starts: %s', file, number, start, text.length, shown);
     return undefined;
   }
 
@@ -878,7 +889,7 @@ export class JournalStore implements Store {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
       await writeFile(file, '');
-      report('warn', 'collector: the disk is full: %s holds no process id, so it keeps no other collector out of %s until the next start', file, this.#dir);
+      this.#report.warn('collector: the disk is full: %s holds no process id, so it keeps no other collector out of %s until the next start', file, this.#dir);
     }
   }
 }

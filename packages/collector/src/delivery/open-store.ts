@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reportEach } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import { StoreConnectError } from './errors.js';
 import type { Store, StoreSnapshot } from './store.js';
 
@@ -12,6 +12,8 @@ export interface OpenStoreOptions {
   startTimeout: number;
   /** Stops the waiting (the process is asked to stop): the last failure is thrown. */
   signal?: AbortSignal;
+  /** Where each failed try is reported. */
+  report: Reporter;
   /** Told why each failed try failed, before the wait. */
   onWait?: (reason: string) => void;
 }
@@ -33,7 +35,7 @@ export async function openStore(store: Store, options: OpenStoreOptions): Promis
       const pause = Math.min(wait, left);
       options.onWait?.(error.message);
       // Every try shows: the backoff already paces them.
-      reportEach('warn', 'collector: the store is not available yet (try %d): %s; trying again in %d ms (postgres.startTimeout)', attempt, error.message, pause);
+      options.report.each('warn', 'collector: the store is not available yet (try %d): %s; trying again in %d ms (postgres.startTimeout)', attempt, error.message, pause);
       await sleep(pause, undefined, { signal: options.signal, ref: false }).catch(() => undefined);
       if (options.signal?.aborted) throw error;
     }

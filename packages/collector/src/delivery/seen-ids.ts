@@ -1,5 +1,5 @@
 import { messageOf } from 'batched-analytics/internal';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import { type MessageKey, messageKey } from './message-key.js';
 import { encodeSeen, RECORD_BYTES, SeenLog } from './seen-log.js';
 import { SeenTable } from './seen-table.js';
@@ -53,21 +53,23 @@ export class SeenIds {
   readonly #window: number;
   readonly #table: SeenTable;
   readonly #log: SeenLog;
+  readonly #report: Reporter;
   /** Acceptances in flight by the keys they claimed (`hi:lo`). */
   readonly #inFlight = new Map<string, InFlight>();
 
-  private constructor(window: number, log: SeenLog, table: SeenTable) {
+  private constructor(window: number, log: SeenLog, table: SeenTable, report: Reporter) {
     this.#window = window;
+    this.#report = report;
     this.#log = log;
     this.#table = table;
   }
 
-  /** Reads the ids remembered in `dir` (which exists) within `window` ms. */
-  static async open(dir: string, window: number): Promise<SeenIds> {
+  /** Reads the ids remembered in `dir` (which exists) within `window` ms; failures to write them go to `report`. */
+  static async open(dir: string, window: number, report: Reporter): Promise<SeenIds> {
     const table = new SeenTable();
     const since = Date.now() - window + 1;
-    const log = await SeenLog.open(dir, window, (key, at) => void table.claim(key, at, since));
-    return new SeenIds(window, log, table);
+    const log = await SeenLog.open(dir, window, report, (key, at) => void table.claim(key, at, since));
+    return new SeenIds(window, log, table, report);
   }
 
   /**
@@ -164,7 +166,7 @@ export class SeenIds {
   /** Appends records to the seen log, not waited for: a failure is reported. */
   #write(records: Buffer): void {
     this.#log.append(records).catch((error: unknown) => {
-      report('warn', 'collector: the ids of %d accepted message(s) could not be written: a repeat of them after a restart is delivered again: %s', records.length / RECORD_BYTES, messageOf(error));
+      this.#report.warn('collector: the ids of %d accepted message(s) could not be written: a repeat of them after a restart is delivered again: %s', records.length / RECORD_BYTES, messageOf(error));
     });
   }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { GroupCommit } from 'batched-analytics/internal';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import { syncDirectory } from './journal-segment.js';
 import type { KeySeed, MessageKey } from './message-key.js';
 
@@ -59,9 +59,10 @@ export class SeenLog {
 
   /**
    * Reads the files in `dir` (which exists), handing each record still within the window to
-   * `record`, oldest first, and deletes the files that hold none.
+   * `record`, oldest first, and deletes the files that hold none. A file it cannot read is
+   * reported to `report`.
    */
-  static async open(dir: string, window: number, record: (key: MessageKey, at: number) => void): Promise<SeenLog> {
+  static async open(dir: string, window: number, report: Reporter, record: (key: MessageKey, at: number) => void): Promise<SeenLog> {
     const since = Date.now() - window + 1;
     const numbers = (await readdir(dir)).flatMap((name) => FILE.exec(name)?.[1] ?? []).map(Number).sort((a, b) => a - b);
     let seed: KeySeed | undefined;
@@ -86,7 +87,7 @@ export class SeenLog {
           record(key, at);
         }
       } else if (bytes.length > 0) {
-        report('warn', 'collector: %s is not a record of message ids this collector can read; the ids in it are not remembered', file);
+        report.warn('collector: %s is not a record of message ids this collector can read; the ids in it are not remembered', file);
       }
       files.push(found);
     }

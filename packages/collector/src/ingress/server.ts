@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { AnalyticsError, audienceTrait, describe, isPlainObject, LIMITS, type Message, MESSAGE_TYPES, type MessageType, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, describe, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
 import { AddressSet } from '../config/cidr.js';
 import { Cors } from './cors.js';
 import type { Arrival } from './enrich.js';
@@ -17,7 +17,7 @@ import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
 import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
 import { HOST_REFUSED_HEADERS, hostRefusedPage } from '../debugger/host-refused.js';
-import { report } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
 import { type DeliveryRecords, StoreUnavailableError } from '../delivery/store.js';
 import { describeMessage } from '../debugger/message-records.js';
@@ -38,6 +38,8 @@ export interface ServerContext {
   readiness: Readiness;
   /** What `GET /metrics` exposes, and where refused ingestion requests are counted. */
   metrics: CollectorMetrics;
+  /** Where requests the store refused or that failed are reported. */
+  report: Reporter;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -228,14 +230,14 @@ export function createHandler(context: ServerContext): RequestListener {
     return undefined;
   };
 
-  return dispatch(routeOf);
+  return dispatch(routeOf, context.report);
 }
 
 /**
  * What answers while the store is not open yet: the health routes, and 503 with `Retry-After` for
  * everything else (nothing can be recorded or shown yet).
  */
-export function startingHandler(readiness: Readiness): RequestListener {
+export function startingHandler(readiness: Readiness, report: Reporter): RequestListener {
   const health = new Map(HEALTH_ROUTES(readiness));
   const starting: Route = {
     method: 'GET',
@@ -243,11 +245,11 @@ export function startingHandler(readiness: Readiness): RequestListener {
       throw new StoreUnavailableError('the collector is starting: its store is not open yet');
     },
   };
-  return dispatch((pathname) => health.get(pathname) ?? starting, { anyMethod: starting });
+  return dispatch((pathname) => health.get(pathname) ?? starting, report, { anyMethod: starting });
 }
 
 /** Answers each request with its route, and every refusal with its status and JSON body. */
-function dispatch(routeOf: (pathname: string) => Route | undefined, options: { anyMethod?: Route } = {}): RequestListener {
+function dispatch(routeOf: (pathname: string) => Route | undefined, report: Reporter, options: { anyMethod?: Route } = {}): RequestListener {
   return (req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://collector').pathname;
     const route = routeOf(pathname);
@@ -263,11 +265,11 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, options: { a
       if (res.headersSent) return void res.destroy();
       const headers: Record<string, string> = {};
       if (error instanceof StoreUnavailableError) {
-        report('error', 'collector: %s %s refused, the store is unavailable: %s', req.method, pathname, error.message);
+        report.error('collector: %s %s refused, the store is unavailable: %s', req.method, pathname, error.message);
         headers['retry-after'] = String(error.retryAfter);
         error = new RequestError(503, error.code, `The collector cannot record this now (${error.message}); nothing was recorded: send it again after ${error.retryAfter} s`);
       } else if (!(error instanceof RequestError)) {
-        report('error', 'collector: %s %s failed: %O', req.method, pathname, error);
+        report.error('collector: %s %s failed: %O', req.method, pathname, error);
         error = new RequestError(500, 'ERR_INTERNAL', 'The collector could not accept the request; nothing was recorded');
       }
       const refused = error as RequestError;
@@ -320,8 +322,12 @@ async function audiences(req: IncomingMessage, res: ServerResponse, source: Sour
   const { name, userIds } = body;
   if (typeof name !== 'string' || name.length === 0) throw invalid('name', `Expected \`name\` to be a non-empty string, got ${describe(name)}`);
   if (!Array.isArray(userIds)) throw invalid('userIds', `Expected \`userIds\` to be an array of user ids, got ${describe(userIds)}`);
-  const trait = await renamed('name', () => audienceTrait(name));
-  const synced = await renamed('userIds', () => context.router.syncAudience(source, name, userIds));
+  const { trait, synced } = await badRequest(async () => {
+    // Validated under the request's names first: the sync validates the ids again, as `members`.
+    const made = traitNamed(name, 'name');
+    memberSet(userIds, 'userIds');
+    return { trait: made, synced: await context.router.syncAudience(source, name, userIds) };
+  });
   sendJson(res, 200, { trait, ...synced });
 }
 
@@ -361,14 +367,13 @@ async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return parsed;
 }
 
-/** Runs an audience helper, naming its arguments' faults by the request's field (`members[2]` is `userIds[2]`). */
-async function renamed<T>(field: 'name' | 'userIds', run: () => T | Promise<T>): Promise<T> {
+/** Runs `run`, answering a `ValidationError` (which names the field at fault) with 400. */
+async function badRequest<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    const own = error.field.replace(/^(audience|members)/, field);
-    throw invalid(own, error.message.replace(`\`${error.field}\``, `\`${own}\``));
+    throw invalid(error.field, error.message);
   }
 }
 

@@ -1,5 +1,5 @@
 import { displayUrl, HttpError, WebhookError } from 'batched-analytics/internal';
-import { reportAbout } from '../config/report.js';
+import type { Reporter } from '../config/report.js';
 import type { DeliveryEmitter } from '../delivery/events.js';
 
 /**
@@ -7,7 +7,7 @@ import type { DeliveryEmitter } from '../delivery/events.js';
  * first receiver's URL (as shown) and status, not the error's text: a receiver's answer, quoted in
  * it, may say anything; the live page shows it.
  */
-export function logDeliveries(events: DeliveryEmitter): void {
+export function logDeliveries(events: DeliveryEmitter, report: Reporter): void {
   events.on('settled', ({ delivery, attempt, outcome, error }) => {
     if (outcome === 'delivered') return;
     const failure = error instanceof WebhookError ? error.failures[0] : undefined;
@@ -18,10 +18,10 @@ export function logDeliveries(events: DeliveryEmitter): void {
       url: failure && displayUrl(failure.url),
       status: failure?.error instanceof HttpError ? failure.error.status : undefined,
     };
-    reportAbout('warn', fields, 'collector: %s given up after %d attempt(s); the live page shows why', delivery.id, attempt);
+    report.warn(fields, 'collector: %s given up after %d attempt(s); the live page shows why', delivery.id, attempt);
   });
   events.on('dropped', ({ delivery, reason }) => {
     const fields = { source: delivery.source, deliveryId: delivery.id, messageId: delivery.webhook.messageId };
-    reportAbout('warn', fields, 'collector: %s dropped: %s', delivery.id, reason);
+    report.warn(fields, 'collector: %s dropped: %s', delivery.id, reason);
   });
 }

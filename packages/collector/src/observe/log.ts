@@ -1,5 +1,5 @@
-import { pino } from 'pino';
-import { humanLine, type ReportFields, type ReportSink } from '../config/report.js';
+import { type Logger as Pino, pino } from 'pino';
+import { type CollectorLogger, humanLogger, type ReportFields } from '../config/report.js';
 
 /** How the serve command writes its log lines: `human` (the default) or `json`, one object a line. */
 export type LogFormat = 'human' | 'json';
@@ -19,12 +19,11 @@ export interface LogFields extends ReportFields {
   restart?: string[];
 }
 
-/** The serve command's log: its own lines, and the collector's reports (through `sink`). */
-export interface Logger {
+/** The serve command's log: its own lines, and the collector's warnings and errors (it is their `logger`). */
+export interface Logger extends CollectorLogger {
   readonly format: LogFormat;
   info(msg: string, fields?: LogFields): void;
-  /** Where `setReportSink` sends the collector's warnings and errors. */
-  readonly sink: ReportSink;
+  child(bindings: { part: string }): Logger;
 }
 
 /**
@@ -34,20 +33,28 @@ export interface Logger {
  */
 export function createLogger(format: LogFormat, write: (line: string) => void): Logger {
   if (format === 'human') {
-    // The serve command's own lines stay plain text, as they were before there was a choice.
-    return { format, info: (msg) => write(`${msg}\n`), sink: (level, msg) => write(humanLine(level, msg)) };
+    // The serve command's own lines stay plain text, as they were before there was a choice; the
+    // part writing a line does not show in it.
+    const human: Logger = { ...humanLogger(write), format, info: (msg) => write(`${msg}\n`), child: () => human };
+    return human;
   }
-  const json = pino(
+  return jsonLogger(pino(
     {
       base: null,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
     { write },
-  );
+  ));
+}
+
+/** JSON lines through `json`; a part's lines carry its name (`"part":"journal"`). */
+function jsonLogger(json: Pino): Logger {
   return {
-    format,
+    format: 'json',
     info: (msg, fields = {}) => json.info(fields, msg),
-    sink: (level, msg, fields) => json[level](fields, msg),
+    warn: (fields, msg) => json.warn(fields, msg),
+    error: (fields, msg) => json.error(fields, msg),
+    child: (bindings) => jsonLogger(json.child(bindings)),
   };
 }

@@ -97,7 +97,7 @@ describe('serve: SIGHUP reloads the config', () => {
     await reload(collector, 'reload refused');
     const atStart = await runCli(['serve', '--config', file, '--port', '0', '--data-dir', `${temp.dir}/quoted-start`]);
 
-    const why = `Config file ${file} is not valid JSON: Unexpected token 's'`;
+    const why = `Config file ${file} is not valid JSON: Unexpected token 's' at line 1, column 17`;
     expect(collector.stderr()).toContain(`reload refused, the running config stays: ${why}\n`);
     expect(atStart.stderr).toContain(`${why} (run`);
     expect(collector.stderr() + atStart.stderr).not.toContain('s3cret');

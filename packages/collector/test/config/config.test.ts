@@ -262,6 +262,18 @@ describe('parseConfig', () => {
       'Expected `sources[0].destinations.Webhooks.webhooks[0].filter.events[1]` to be a non-empty string, got `7` (number)',
     ],
     [
+      // Both entries the message names, with their full paths.
+      { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', filter: { types: ['identify'], events: ['x'] } }] } } })] },
+      'sources[0].destinations.Webhooks.webhooks[0].filter.events',
+      'Expected `sources[0].destinations.Webhooks.webhooks[0].filter.types` to list `track` when `sources[0].destinations.Webhooks.webhooks[0].filter.events` is given: only tracks have an event',
+    ],
+    [
+      // Below the destination's default `minRetryDelay` (1000): named where it is written, in `delivery`.
+      { sources: [source({ destinations: { Webhooks: hook() } })], delivery: { maxRetryDelay: 500 } },
+      'delivery.maxRetryDelay',
+      'Expected `delivery.maxRetryDelay` to be an integer >= 1000, got `500` (number)',
+    ],
+    [
       { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', filter: { types: ['identify'], eventz: ['x'] } }] } } })] },
       'sources[0].destinations.Webhooks.webhooks[0].filter.eventz',
       'Expected no `sources[0].destinations.Webhooks.webhooks[0].filter.eventz`: a filter has only `types` and `events` (did you mean `events`?)',

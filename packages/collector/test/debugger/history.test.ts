@@ -5,10 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Analytics } from 'batched-analytics';
 import type { EventView } from '../../src/debugger/views.js';
 import { HistoryFile } from '../../src/debugger/history.js';
+import { Reporter } from '../../src/config/report.js';
+import { recordingLogger } from '../observe/recording-logger.js';
 import { startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
 import { startLoopback } from '../../../../test/helpers/loopback.js';
 
 const temp = tempDir();
+const report = new Reporter(recordingLogger());
 afterAll(async () => {
   await stopAll();
   temp.remove();
@@ -29,13 +32,13 @@ const view = (id: string, status: EventView['status']): EventView => ({
 describe('HistoryFile', () => {
   it('keeps the latest state of each event across a reopen, at most `retention`, oldest first', async () => {
     const dir = path.join(temp.dir, 'unit');
-    const first = new HistoryFile(dir, 3);
+    const first = new HistoryFile(dir, 3, report);
     expect(await first.open()).toEqual([]);
     for (const id of ['a', 'b', 'c', 'd']) first.record({ view: view(id, 'failed') });
     first.record({ view: view('b', 'delivered'), webhook: { messageId: 'm', type: 'track', body: '{"x":1}', receivedAt: 1 } });
     await first.close();
 
-    const again = await new HistoryFile(dir, 3).open();
+    const again = await new HistoryFile(dir, 3, report).open();
     expect(again.map((entry) => [entry.view.id, entry.view.status])).toEqual([['c', 'failed'], ['d', 'failed'], ['b', 'delivered']]);
     expect(again[2]!.webhook?.body).toBe('{"x":1}');
     // Opening rewrote the file with only what is kept.
@@ -44,29 +47,29 @@ describe('HistoryFile', () => {
 
   it('reopens in the order the events arrived, as the page showed them, not the order they settled in', async () => {
     const dir = path.join(temp.dir, 'order');
-    const first = new HistoryFile(dir, 2);
+    const first = new HistoryFile(dir, 2, report);
     await first.open();
     // Accepted in one millisecond (one batch), in this order; settled in another.
     const at = (id: string, arrived: number) => ({ view: { ...view(id, 'delivered'), receivedAt: new Date(5).toISOString() }, arrived });
     for (const entry of [at('second', 5_001), at('third', 5_002), at('first', 5_000)]) first.record(entry);
     await first.close();
-    expect((await new HistoryFile(dir, 2).open()).map((entry) => entry.view.id)).toEqual(['second', 'third']);
+    expect((await new HistoryFile(dir, 2, report).open()).map((entry) => entry.view.id)).toEqual(['second', 'third']);
   });
 
   it('skips a line cut short by a crash, and compaction leaves only the entries given', async () => {
     const dir = path.join(temp.dir, 'crash');
-    const history = new HistoryFile(dir, 10);
+    const history = new HistoryFile(dir, 10, report);
     await history.open();
     history.record({ view: view('a', 'failed') });
     await history.close();
     writeFileSync(path.join(dir, 'history.ndjson'), `${readFileSync(path.join(dir, 'history.ndjson'), 'utf8')}{"view":{"id":"cut`);
-    const reopened = new HistoryFile(dir, 10);
+    const reopened = new HistoryFile(dir, 10, report);
     expect((await reopened.open()).map((entry) => entry.view.id)).toEqual(['a']);
     reopened.record({ view: view('b', 'failed') });
     reopened.compact([{ view: view('z', 'delivered') }]);
     reopened.record({ view: view('y', 'failed') });
     await reopened.close();
-    expect((await new HistoryFile(dir, 10).open()).map((entry) => entry.view.id)).toEqual(['z', 'y']);
+    expect((await new HistoryFile(dir, 10, report).open()).map((entry) => entry.view.id)).toEqual(['z', 'y']);
   });
 });
 

@@ -6,6 +6,8 @@ import type { EventView } from '../../src/debugger/views.js';
 import type { EventHistory, HistoryEntry } from '../../src/debugger/history.js';
 import { PostgresHistory } from '../../src/debugger/postgres-history.js';
 import { PostgresStore } from '../../src/delivery/postgres/store.js';
+import { Reporter } from '../../src/config/report.js';
+import { recordingLogger } from '../observe/recording-logger.js';
 import { waitFor } from '../../../../test/helpers/collector.js';
 import { POSTGRES_SKIP, sql, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 
@@ -71,7 +73,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
   async function open(url: string, retention = 100): Promise<EventHistory> {
     const store = new PostgresStore(url);
     await store.open();
-    const history = new PostgresHistory(store.database(), retention);
+    const history = new PostgresHistory(store.database(), retention, new Reporter(recordingLogger()));
     opened.push({ store, history });
     return history;
   }

@@ -7,6 +7,8 @@ import type { Claimed, Store } from '../../src/delivery/store.js';
 import { tempDir, waitFor } from '../../../../test/helpers/collector.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
 import { delivery } from './store-contract.js';
+import { Reporter } from '../../src/config/report.js';
+import { recordingLogger } from '../observe/recording-logger.js';
 
 const temp = tempDir();
 const closing: (() => Promise<void>)[] = [];
@@ -39,6 +41,7 @@ function deliverer(store: Store, receiver: Loopback, maxInFlight: number): Deliv
     queue: { lease: 30_000, pollInterval: 60_000, maxInFlight },
     store,
     events: new DeliveryEmitter(),
+    report: new Reporter(recordingLogger()),
   });
   closing.push(() => made.close());
   return made;
@@ -86,6 +89,7 @@ describe('Deliverer', () => {
       queue: { lease: 30_000, pollInterval: 60_000, maxInFlight: 4 },
       store,
       events,
+      report: new Reporter(recordingLogger()),
     });
     closing.push(() => made.close());
     made.start();

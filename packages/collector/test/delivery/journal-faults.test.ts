@@ -4,18 +4,19 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JournalStore } from '../../src/delivery/journal.js';
-import { type ReportLevel, setReportSink } from '../../src/config/report.js';
 import type { Delivery } from '../../src/delivery/store.js';
 import { tempDir } from '../../../../test/helpers/collector.js';
 import { mountTmpfs, type Tmpfs } from '../../../../test/helpers/tmpfs.js';
 import { delivery } from './store-contract.js';
+import { recordingLogger, type RecordingLogger } from '../observe/recording-logger.js';
 
 const mounted = mountTmpfs('2m');
 const skip = typeof mounted === 'string' ? mounted : undefined;
 let disk: Tmpfs;
 const opened: JournalStore[] = [];
-let reports: [ReportLevel, string][] = [];
-let previousSink: ReturnType<typeof setReportSink>;
+/** What the stores of a test report, to the logger they were given. */
+let logger: RecordingLogger;
+const reports = () => logger.lines.map(({ level, msg }) => [level, msg] as const);
 
 beforeAll(() => {
   if (typeof mounted !== 'string') disk = mounted;
@@ -24,13 +25,11 @@ afterAll(() => {
   if (typeof mounted !== 'string') mounted.unmount();
 });
 beforeEach(() => {
-  reports = [];
-  previousSink = setReportSink((level, line) => reports.push([level, line]));
+  logger = recordingLogger();
 });
 afterEach(async () => {
   vi.useRealTimers();
   await Promise.all(opened.splice(0).map((store) => store.close()));
-  setReportSink(previousSink);
   if (disk !== undefined) {
     disk.drain();
     // A fresh data dir per test.
@@ -41,7 +40,7 @@ afterEach(async () => {
 
 function store(dir = path.join(disk.dir, 'data')): JournalStore {
   // A quarter of the disk: the default (1 MiB) would be half of this one.
-  const created = new JournalStore(dir, { reserve: 512 * 1024 });
+  const created = new JournalStore(dir, { reserve: 512 * 1024, logger });
   opened.push(created);
   return created;
 }
@@ -69,7 +68,7 @@ describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipp
     await first.accept([delivery('after')]);
 
     expect(await pendingAfterRestart(first)).toEqual(['before', 'after']);
-    expect(reports.filter(([, line]) => line.includes('unreadable'))).toEqual([]);
+    expect(reports().filter(([, line]) => line.includes('unreadable'))).toEqual([]);
   });
 
   it('remembers none of the ids of an ingestion it refused: after a restart their resend is recorded, not dropped as a repeat', async () => {
@@ -129,7 +128,7 @@ describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipp
     const second = store();
     await second.open();
     expect((await second.claim(1_000, 60_000)).map((held) => held.delivery.id)).toEqual(ids.filter((_, n) => n % 2 === 1));
-    expect(reports.filter(([level]) => level === 'warn').map(([, line]) => line)).toContainEqual(expect.stringContaining('journal reserve'));
+    expect(reports().filter(([level]) => level === 'warn').map(([, line]) => line)).toContainEqual(expect.stringContaining('journal reserve'));
   });
 
   it('refuses acceptances while it cannot set its reserve aside, though a message would fit, and takes them once it can', async () => {
@@ -183,7 +182,7 @@ describe('JournalStore replay', () => {
       const first = store(dir);
       await first.open();
       expect((await first.claim(10, 60_000)).map((held) => held.delivery.id)).toEqual(['a', 'b']);
-      expect(reports).toEqual([['error', expect.stringMatching(/unreadable.*journal\.ndjson.*line 3.*\{"op":"accept","deliveries":\[\{"id":"glued"/)]]);
+      expect(reports()).toEqual([['error', expect.stringMatching(/unreadable.*journal\.ndjson.*line 3.*\{"op":"accept","deliveries":\[\{"id":"glued"/)]]);
     } finally {
       await Promise.all(opened.splice(0).map((s) => s.close()));
       temp.remove();

@@ -298,9 +298,15 @@ describe('POST /v1/audiences', () => {
 
   it('refuses a bad request naming the field, and an unknown write key', async () => {
     expect((await post('/v1/audiences', { name: '', userIds: [] }, 'wk_web')).body).toMatchObject({ code: 'ERR_VALIDATION', field: 'name' });
-    expect((await post('/v1/audiences', { name: '!!!', userIds: [] }, 'wk_web')).body).toMatchObject({ field: 'name' });
+    expect((await post('/v1/audiences', { name: '!!!', userIds: [] }, 'wk_web')).body).toMatchObject({
+      field: 'name',
+      error: 'Expected `name` to contain a letter or digit, got `"!!!"` (string)',
+    });
     expect((await post('/v1/audiences', { name: 'A', userIds: 'u1' }, 'wk_web')).body).toMatchObject({ field: 'userIds' });
-    expect((await post('/v1/audiences', { name: 'A', userIds: ['u1', 7] }, 'wk_web')).body).toMatchObject({ field: 'userIds[1]' });
+    expect((await post('/v1/audiences', { name: 'A', userIds: ['u1', 7] }, 'wk_web')).body).toMatchObject({
+      field: 'userIds[1]',
+      error: 'Expected `userIds[1]` to be a non-empty string, got `7` (number)',
+    });
     expect((await post('/v1/audiences', [], 'wk_web')).status).toBe(400);
     expect((await post('/v1/audiences', { name: 'A', userIds: ['u1'] }, 'wk_nope')).status).toBe(401);
   });

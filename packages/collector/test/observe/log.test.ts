@@ -54,8 +54,8 @@ describe('serve --log-format json', () => {
       expect(new Date(entry.time as string).toISOString()).toBe(entry.time);
     }
     expect(parsed[0]).toMatchObject({ level: 'info', msg: 'collector listening', url: collector.url, sources: ['web'], pending: 0 });
-    expect(parsed.find((entry) => String(entry.msg).includes('given up'))).toMatchObject({ level: 'warn', source: 'web', messageId: 'msg-logged-1', deliveryId: expect.any(String), url: hooks.url, status: 422 });
-    expect(parsed.find((entry) => String(entry.msg).includes('reload refused'))).toMatchObject({ level: 'error', entry: 'sources[0].writeKey' });
+    expect(parsed.find((entry) => String(entry.msg).includes('given up'))).toMatchObject({ level: 'warn', part: 'deliveries', source: 'web', messageId: 'msg-logged-1', deliveryId: expect.any(String), url: hooks.url, status: 422 });
+    expect(parsed.find((entry) => String(entry.msg).includes('reload refused'))).toMatchObject({ level: 'error', part: 'reload', entry: 'sources[0].writeKey' });
     expect(parsed.at(-1)).toMatchObject({ level: 'info', msg: 'collector stopping; undelivered messages stay in the journal' });
     for (const secret of Object.values(SECRETS)) expect(collector.stderr()).not.toContain(secret);
   });

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { log } from 'batched-analytics/internal';
-import { report } from '../../config/report.js';
+import type { Reporter } from '../../config/report.js';
 
 /** Rows one DELETE removes at most: short statements, so a large backlog of old rows never holds locks long. */
 const SWEEP_BATCH = 5_000;
@@ -42,17 +42,19 @@ export class Sweeper {
   readonly #pool: Pool;
   readonly #jobs: SweepJob[];
   readonly #describe: (error: unknown) => string;
+  readonly #report: Reporter;
   readonly #timer: NodeJS.Timeout | undefined;
   /** The sweep in progress, which `stop()` waits for. */
   #sweeping: Promise<void> | undefined;
 
-  /** @param describe puts a failed sweep's error in words, for the report. */
+  /** @param describe puts a failed sweep's error in words, for `report`. */
   constructor(
     pool: Pool,
-    { keepSettledFor, dedupeWindow, every, describe }: { keepSettledFor: number; dedupeWindow: number; every: number; describe: (error: unknown) => string },
+    { keepSettledFor, dedupeWindow, every, describe, report }: { keepSettledFor: number; dedupeWindow: number; every: number; describe: (error: unknown) => string; report: Reporter },
   ) {
     this.#pool = pool;
     this.#describe = describe;
+    this.#report = report;
     this.#jobs = [
       { what: 'settled deliveries', statement: DELETE_SETTLED, bound: () => keepSettledFor, keepFor: keepSettledFor },
       { what: 'message ids', statement: DELETE_MESSAGE_IDS, bound: () => Date.now() - dedupeWindow, keepFor: dedupeWindow },
@@ -83,7 +85,7 @@ export class Sweeper {
         } while (batch === SWEEP_BATCH);
         if (deleted > 0) log('collector: removed %d %s older than %d ms', deleted, job.what, job.keepFor);
       } catch (error) {
-        report('warn', 'collector: could not remove %s: %s', job.what, this.#describe(error));
+        this.#report.warn('collector: could not remove %s: %s', job.what, this.#describe(error));
       }
     }
   }

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
-import { report } from '../../config/report.js';
+import { type CollectorLogger, Reporter } from '../../config/report.js';
 import type { Arrival, AttemptRecord, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, DeliveryRecord, DeliveryState, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from '../store.js';
 import { StoreClosedError, StoreConnectError } from '../errors.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
@@ -184,6 +184,11 @@ export interface PostgresStoreOptions extends Partial<PostgresTimeouts> {
    * @default 86400000 (24 h)
    */
   dedupeWindow?: number;
+  /**
+   * Where the store's warnings go (a lost connection, a failed sweep), rate-limited.
+   * @default one human line each on stderr
+   */
+  logger?: CollectorLogger;
 }
 
 export const POSTGRES_DEFAULTS = { keepSettledFor: RETENTION_DEFAULTS.keepFor, sweepEvery: 60_000, dedupeWindow: DEDUPE_DEFAULTS.window } as const;
@@ -228,6 +233,7 @@ export class PostgresStore implements Store {
   readonly #retention: { keepSettledFor: number; dedupeWindow: number; every: number };
   readonly #timeouts: PostgresTimeouts;
   readonly #sockets = new Sockets();
+  readonly #report: Reporter;
   #sweeper: Sweeper | undefined;
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
@@ -255,6 +261,7 @@ export class PostgresStore implements Store {
     const timeouts = { ...POSTGRES_TIMEOUTS };
     for (const key of Object.keys(timeouts) as (keyof PostgresTimeouts)[]) timeouts[key] = integer(key, options[key] ?? timeouts[key], 1);
     this.#timeouts = timeouts;
+    this.#report = new Reporter(options.logger);
   }
 
   /**
@@ -270,7 +277,7 @@ export class PostgresStore implements Store {
     const pool = new pg.Pool(this.#connectionConfig());
     // An idle connection that breaks (a server restart) is replaced by the next query; unheard,
     // the pool's error event would end the process.
-    pool.on('error', (error) => report('warn', 'collector: a PostgreSQL connection was lost: %s', this.#describe(error)));
+    pool.on('error', (error) => this.#report.warn('collector: a PostgreSQL connection was lost: %s', this.#describe(error)));
     this.#pool = pool;
     try {
       await migrate(pool);
@@ -282,9 +289,10 @@ export class PostgresStore implements Store {
           for (const listener of this.#workListeners) listener();
         },
         (error) => this.#describe(error),
+        this.#report,
       );
       await this.#listener.start();
-      this.#sweeper = new Sweeper(pool, { ...this.#retention, describe: (error) => this.#describe(error) });
+      this.#sweeper = new Sweeper(pool, { ...this.#retention, describe: (error) => this.#describe(error), report: this.#report });
       log('collector: PostgreSQL store opened: %d pending', rows[0]!.pending);
       return { pending: rows[0]!.pending };
     } catch (error) {
