@@ -1,7 +1,7 @@
 import type { AudienceState } from 'batched-analytics/internal';
 import type { Deliverer } from './deliverer.js';
 import type { DeliveryEmitter, Entry } from './events.js';
-import type { Arrival, Claimed, Delivery, Store } from './store.js';
+import type { Arrival, Claimed, Delivery, DeliveryRecord, RecoverQuery, Store } from './store.js';
 
 /** What an audience sync's plan returns: the entries of its identify calls, and the new membership. */
 export interface AudienceEntries {
@@ -84,6 +84,33 @@ export class Intake {
     );
     this.#started(made.planned.entries, made.deliveries.length, claimed);
     return made.planned;
+  }
+
+  /**
+   * Sends again, once, the deliveries the store gave up within `query`'s window, as
+   * {@link Store.recover} does: `redeliver` makes each one's entry (with its new delivery), or
+   * undefined to leave it. The ones recorded are told as `accepted` and delivered.
+   * @returns how many were recorded.
+   * @throws what the store throws: then what it had not recorded is not sent.
+   */
+  async recover(query: RecoverQuery, redeliver: (record: DeliveryRecord) => Entry | undefined): Promise<number> {
+    const entries = new Map<string, Entry>();
+    const { claimed, recorded } = await this.#store.recover(
+      query,
+      (record) => {
+        const entry = redeliver(record);
+        if (entry?.delivery === undefined) return undefined;
+        entries.set(entry.delivery.id, entry);
+        return entry.delivery;
+      },
+      this.#claiming(),
+    );
+    this.#started(
+      recorded.map(({ id }) => entries.get(id)!),
+      recorded.length,
+      claimed,
+    );
+    return recorded.length;
   }
 
   /** What an acceptance claims: as many deliveries as the deliverer has room for. */

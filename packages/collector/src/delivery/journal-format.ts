@@ -14,12 +14,13 @@ export interface Schedule {
  * its first delivery (kept when a delivery is copied forward); version-1 lines have neither.
  * An acceptance of the ingestion routes also carries each delivery's `messageId` as its source
  * claimed it (`seen`) and when (`seenAt`): the de-duplication's ids are rebuilt from these too.
- * A retry or a settlement carries what each receiver answered in its attempt (`log`), and a
+ * A recovery's acceptance names the deliveries it sends again (`recovers`): they are never
+ * recovered twice. A retry or a settlement carries what each receiver answered in its attempt (`log`), and a
  * settlement when it was made (`settledAt`): with the acceptance, the delivery's record.
  */
 export type JournalRecord =
   | { op: 'journal'; version: number }
-  | ({ op: 'accept'; order?: number; sizes?: number[]; deliveries: Delivery[]; audience?: AudienceRecord; seen?: string[]; seenAt?: number } & Partial<Schedule>)
+  | ({ op: 'accept'; order?: number; sizes?: number[]; deliveries: Delivery[]; audience?: AudienceRecord; seen?: string[]; seenAt?: number; recovers?: string[] } & Partial<Schedule>)
   | ({ op: 'retry'; id: string; log?: AttemptRecord[] } & Schedule)
   | { op: 'settle'; id: string; outcome: Outcome; settledAt?: number; log?: AttemptRecord[] };
 
@@ -37,16 +38,27 @@ export interface SeenRecord {
   messageIds: readonly string[];
 }
 
+/** What an acceptance line carries besides its deliveries. */
+export interface AcceptExtras {
+  /** A copy's schedule (copied forward, or upgraded). */
+  schedule?: Schedule;
+  audience?: AudienceRecord;
+  seen?: SeenRecord;
+  /** The deliveries a recovery sends again. */
+  recovers?: readonly string[];
+}
+
 /**
  * Encodes an acceptance from its deliveries' serialised bytes.
  * @throws when the audience cannot be serialised (the deliveries already were).
  */
-export function encodeAccept(order: number, bodies: readonly Buffer[], schedule?: Schedule, audience?: AudienceRecord, seen?: SeenRecord): EncodedAccept {
+export function encodeAccept(order: number, bodies: readonly Buffer[], { schedule, audience, seen, recovers }: AcceptExtras = {}): EncodedAccept {
   const scheduled = schedule === undefined ? '' : `,"at":${schedule.at},"attempts":${schedule.attempts},"targets":${JSON.stringify(schedule.targets)}`;
   const head = Buffer.from(`{"op":"accept","order":${order}${scheduled},"sizes":${JSON.stringify(bodies.map((body) => body.length))},`);
   // After the deliveries, so that the ids' text cannot come before where they start.
   const ids = seen === undefined ? '' : `,"seenAt":${seen.at},"seen":${JSON.stringify(seen.messageIds)}`;
-  const tail = Buffer.from(`]${audience === undefined ? '' : `,"audience":${JSON.stringify(audience)}`}${ids}}\n`);
+  const recovered = recovers === undefined ? '' : `,"recovers":${JSON.stringify(recovers)}`;
+  const tail = Buffer.from(`]${audience === undefined ? '' : `,"audience":${JSON.stringify(audience)}`}${ids}${recovered}}\n`);
   const parts: Buffer[] = [head, DELIVERIES];
   const starts: number[] = [];
   let at = head.length + DELIVERIES.length;

@@ -1,22 +1,29 @@
-import type { JournalRecord } from './journal-format.js';
-import type { DeliveryRecord } from './store.js';
+import { type JournalRecord, lines } from './journal-format.js';
+import type { DeliveryRecord, RecoverQuery } from './store.js';
 
-/** What a search looks for: the deliveries of a `messageId`, or one delivery by its `id`. */
-export type Wanted = { messageId: string } | { id: string };
+/** What a search looks for: the deliveries of a `messageId`, one delivery by its `id`, or many by theirs. */
+export type Wanted = { messageId: string } | { id: string } | { ids: ReadonlySet<string> };
+
+/** A file's bytes, or undefined when it is gone (the journal deleted it meanwhile). */
+type Read = () => Promise<Buffer | undefined>;
 
 /**
  * Reads the deliveries `wanted` names out of journal files, oldest file first: their acceptance
  * (the delivery, as sent), then each retry and settlement after it (their attempts and outcome).
  * One file in memory at a time, and only the lines holding the text searched for are parsed: a
- * delivery's id or `messageId`, as JSON, found by a byte search. Each of `files` reads a file,
- * or resolves undefined when it is gone (the journal deleted it meanwhile).
+ * delivery's id or `messageId`, as JSON, found by a byte search; many ids are looked for by
+ * parsing every line (one byte search per id would read each file as often).
  */
-export async function searchJournal(files: readonly (() => Promise<Buffer | undefined>)[], wanted: Wanted): Promise<DeliveryRecord[]> {
+export async function searchJournal(files: readonly Read[], wanted: Wanted): Promise<DeliveryRecord[]> {
   const found = new Map<string, DeliveryRecord>();
-  const first = Buffer.from(JSON.stringify('messageId' in wanted ? wanted.messageId : wanted.id));
   for (const read of files) {
     const bytes = await read();
     if (bytes === undefined) continue;
+    if ('ids' in wanted) {
+      for (const { line, whole } of lines(bytes)) if (whole) take(found, wanted, parseLine(line));
+      continue;
+    }
+    const first = Buffer.from(JSON.stringify('messageId' in wanted ? wanted.messageId : wanted.id));
     // The acceptances first: they name the ids the retries and settlements after them carry.
     const starts = new Set(lineStarts(bytes, first));
     for (const start of [...starts].sort((a, b) => a - b)) take(found, wanted, parse(bytes, start));
@@ -26,6 +33,32 @@ export async function searchJournal(files: readonly (() => Promise<Buffer | unde
   }
   return [...found.values()];
 }
+
+/**
+ * The ids of the deliveries settled as failed (given up) within `query`'s window that no recovery
+ * sent again yet, read from the settlement lines (found by a byte search, then parsed) and the
+ * recoveries' acceptance lines. Their sources are not known here: the caller reads the deliveries.
+ */
+export async function givenUp(files: readonly Read[], { since, until }: RecoverQuery): Promise<Set<string>> {
+  const failed = new Set<string>();
+  const recovered = new Set<string>();
+  for (const read of files) {
+    const bytes = await read();
+    if (bytes === undefined) continue;
+    for (const start of lineStarts(bytes, FAILED)) {
+      const record = parse(bytes, start);
+      if (record?.op === 'settle' && record.outcome === 'failed' && record.settledAt !== undefined && record.settledAt >= since && record.settledAt < until) failed.add(record.id);
+    }
+    for (const start of lineStarts(bytes, RECOVERS)) {
+      const record = parse(bytes, start);
+      if (record?.op === 'accept') for (const id of record.recovers ?? []) recovered.add(id);
+    }
+  }
+  for (const id of recovered) failed.delete(id);
+  return failed;
+}
+const FAILED = Buffer.from('"outcome":"failed"');
+const RECOVERS = Buffer.from('"recovers":[');
 
 /** Where each line holding `needle` starts. */
 function* lineStarts(bytes: Buffer, needle: Buffer): Generator<number> {
@@ -40,9 +73,12 @@ function* lineStarts(bytes: Buffer, needle: Buffer): Generator<number> {
 /** The whole line at `start`; undefined when it is cut short or unreadable (the journal reports those when it replays). */
 function parse(bytes: Buffer, start: number): JournalRecord | undefined {
   const end = bytes.indexOf(0x0a, start);
-  if (end === -1) return undefined;
+  return end === -1 ? undefined : parseLine(bytes.subarray(start, end));
+}
+
+function parseLine(line: Buffer): JournalRecord | undefined {
   try {
-    return JSON.parse(bytes.toString('utf8', start, end)) as JournalRecord;
+    return JSON.parse(line.toString('utf8')) as JournalRecord;
   } catch {
     return undefined;
   }
@@ -53,7 +89,7 @@ function take(found: Map<string, DeliveryRecord>, wanted: Wanted, record: Journa
   if (record === undefined || record.op === 'journal') return;
   if (record.op === 'accept') {
     for (const delivery of record.deliveries) {
-      if ('messageId' in wanted ? delivery.webhook.messageId !== wanted.messageId : delivery.id !== wanted.id) continue;
+      if ('messageId' in wanted ? delivery.webhook.messageId !== wanted.messageId : 'ids' in wanted ? !wanted.ids.has(delivery.id) : delivery.id !== wanted.id) continue;
       // A copy made forward (compaction) keeps the record it already has.
       if (!found.has(delivery.id)) found.set(delivery.id, { delivery, state: 'pending', attempts: [] });
     }

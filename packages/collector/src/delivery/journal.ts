@@ -10,7 +10,7 @@ import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './journal
 import { type CollectorLogger, Reporter } from '../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../config/config.js';
 import { RetiredSegments, recordsFile } from './journal-records.js';
-import { searchJournal, type Wanted } from './journal-search.js';
+import { givenUp, searchJournal, type Wanted } from './journal-search.js';
 import { SeenIds } from './seen-ids.js';
 import {
   type Arrival,
@@ -24,6 +24,8 @@ import {
   type Delivery,
   type DeliveryRecord,
   type Ingested,
+  type Recovered,
+  type RecoverQuery,
   type Outcome,
   type Store,
   type StoreSnapshot,
@@ -210,6 +212,8 @@ export class JournalStore implements Store {
   #reserve: 'held' | 'missing' | 'none';
   /** No try to set the reserve aside again before this time (ms since the epoch). */
   #reserveAgainAt = 0;
+  /** The recovery in progress, if any: the next waits for it. */
+  #recovering: Promise<unknown> = Promise.resolve();
   /** Segments nothing pending is left in, kept for looking deliveries up. */
   readonly #retired: RetiredSegments;
   /** Claims reading their deliveries: close waits for them. */
@@ -395,6 +399,32 @@ export class JournalStore implements Store {
   }
 
   /**
+   * Recoveries run one at a time (one process owns the journal): each reads the settlements as
+   * failed within the window and the recoveries journaled before it, so none sends one twice.
+   * The deliveries read back are held in memory at once: at most what the journal keeps.
+   */
+  recover(query: RecoverQuery, redeliver: (record: DeliveryRecord) => Delivery | undefined, options?: ClaimOptions): Promise<Recovered> {
+    const run = async (): Promise<Recovered> => {
+      const ids = await this.#reading.track(givenUp(this.#readers(), query));
+      const records = ids.size === 0 ? [] : await this.#search({ ids });
+      const originals: string[] = [];
+      const recorded: Delivery[] = [];
+      for (const record of records) {
+        if (record.delivery.source !== query.source) continue;
+        const made = redeliver(record);
+        if (made === undefined) continue;
+        originals.push(record.delivery.id);
+        recorded.push(made);
+      }
+      const claimed = recorded.length === 0 ? [] : await this.#accept(recorded, undefined, options, undefined, originals);
+      return { claimed, recorded };
+    };
+    const next = this.#recovering.then(run, run);
+    this.#recovering = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
    * Not journaled: after a restart the deliveries wait out their backoffs again, until the URL's
    * next successful probe hastens them once more.
    */
@@ -451,17 +481,19 @@ export class JournalStore implements Store {
   /**
    * Journals an acceptance durably, then claims the first `options.claim` of its deliveries.
    * `seen`: the ids its deliveries claimed, journaled with them; `durable` is called once they are on disk.
+   * `recovers`: the deliveries a recovery sends again, marked in the same line.
    */
   async #accept(
     deliveries: readonly Delivery[],
     audience: AudienceRecord | undefined,
     options: ClaimOptions | undefined,
     seen?: SeenRecord & { durable: () => void },
+    recovers?: readonly string[],
   ): Promise<Claimed[]> {
     const bodies = deliveries.map((delivery) => Buffer.from(JSON.stringify(delivery)));
     const order = this.#accepted;
     this.#accepted += deliveries.length;
-    const { line: bytes, starts } = encodeAccept(order, bodies, undefined, audience, seen);
+    const { line: bytes, starts } = encodeAccept(order, bodies, { audience, seen, recovers });
     const claimed: Claimed[] = [];
     await this.#append(bytes, {
       sync: true,
@@ -488,8 +520,14 @@ export class JournalStore implements Store {
    */
   async #search(wanted: Wanted): Promise<DeliveryRecord[]> {
     this.#usable();
+    return this.#reading.track(searchJournal(this.#readers(), wanted));
+  }
+
+  /** A reader per file: the retired segments, then the journal's, oldest first. */
+  #readers(): (() => Promise<Buffer | undefined>)[] {
+    this.#usable();
     const numbers = [...this.#retired.numbers, ...this.#segments.map(({ number }) => number)];
-    const readers = numbers.map((number) => async () => {
+    return numbers.map((number) => async () => {
       for (const file of [segmentFile(this.#dir, number), recordsFile(this.#dir, number)]) {
         try {
           return await readFile(file);
@@ -499,18 +537,17 @@ export class JournalStore implements Store {
       }
       return undefined;
     });
-    return this.#reading.track(searchJournal(readers, wanted));
   }
 
   /** Makes a delivery pending, at the place its bytes were journaled. */
-  #enter(delivery: Pick<Delivery, 'id' | 'source' | 'webhook'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
+  #enter(delivery: Pick<Delivery, 'id' | 'source' | 'webhook' | 'targets'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
     const previous = this.#pending.get(delivery.id);
     // A copy made forward: it replaces the older one.
     if (previous !== undefined) this.#forget(previous);
     let source = this.#sources.get(delivery.source);
     if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
     // Every field set here, so that all entries share one shape.
-    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets, due: 0, claim: undefined };
+    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets ?? delivery.targets, due: 0, claim: undefined };
     segment.keep(length);
     this.#pending.set(entry.id, entry);
     this.#schedule(entry, schedule?.at ?? 0);
@@ -763,7 +800,7 @@ export class JournalStore implements Store {
       if (entry.segment !== segment) continue;
       // A claim in progress is void after a restart: its delivery is due at once then.
       const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets };
-      const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], schedule);
+      const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], { schedule });
       const written = (head: Segment, offset: number) => {
         // Settled while it was written: the settlement comes after the copy in the journal too.
         if (this.#pending.get(entry.id) !== entry) return;
@@ -776,7 +813,7 @@ export class JournalStore implements Store {
     }
     for (const kept of this.#audiences.values()) {
       if (kept.segment !== segment) continue;
-      const { line: copy } = encodeAccept(this.#accepted, [], undefined, kept.record);
+      const { line: copy } = encodeAccept(this.#accepted, [], { audience: kept.record });
       const written = (head: Segment) => {
         if (this.#audiences.get(audienceKey(kept.record.source, kept.record.state.audience)) === kept) this.#keepAudience(kept.record, head, copy.length);
       };
@@ -852,12 +889,12 @@ export class JournalStore implements Store {
     for (const { delivery, schedule } of pending) {
       const body = Buffer.from(JSON.stringify(delivery));
       const order = this.#accepted++;
-      const { line: copy, starts } = encodeAccept(order, [body], schedule);
+      const { line: copy, starts } = encodeAccept(order, [body], { schedule });
       const written = (segment: Segment, offset: number) => void this.#enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
       items.push(copied(copy, written));
     }
     for (const record of audiences) {
-      const { line: copy } = encodeAccept(this.#accepted, [], undefined, record);
+      const { line: copy } = encodeAccept(this.#accepted, [], { audience: record });
       items.push(copied(copy, (segment) => this.#keepAudience(record, segment, copy.length)));
     }
     if (items.length > 0 && (await this.#write(items)).size > 0) throw this.#refusal;

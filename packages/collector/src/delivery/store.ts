@@ -15,6 +15,11 @@ export interface Delivery {
    * window). A store keeps it as it is, so that repeats and restarts send the same bytes.
    */
   webhook: PreparedWebhook;
+  /**
+   * The webhooks (positions in the source's `webhooks`) its first attempt asks, as a recovery for
+   * one URL sends it; absent: every URL of the source whose `filter` takes it.
+   */
+  targets?: number[];
 }
 
 /** An audience's membership as of its latest sync, for the source it was synced to. */
@@ -183,6 +188,14 @@ export interface Store {
   /** The delivery `id`, pending or settled within the store's retention; undefined when it holds none. */
   find(id: string): Promise<DeliveryRecord | undefined>;
   /**
+   * Sends again, once, the deliveries `query` names (given up, settled as failed, within the
+   * window, and still held): `redeliver` turns each into its new delivery, or undefined to leave
+   * it. The new ones are recorded, all or nothing, and the originals marked as recovered in the
+   * same acceptance, so that no later or concurrent recover, in this process or another, sends
+   * one of them again. Resolves once they are durable.
+   */
+  recover(query: RecoverQuery, redeliver: (record: DeliveryRecord) => Delivery | undefined, options?: ClaimOptions): Promise<Recovered>;
+  /**
    * Makes the unclaimed deliveries of `source` waiting for a retry that includes webhook index
    * `target` (targets absent = all) due now: the URL answers again, so they need not wait out
    * their backoffs. Other processes sharing the store are told there is work.
@@ -222,6 +235,21 @@ export interface StoreDatabase {
   writer: string;
   /** A database failure in words, for reports. */
   describe(error: unknown): string;
+}
+
+/** Which deliveries {@link Store.recover} sends again: those of `source` given up within [`since`, `until`) ms since the epoch. */
+export interface RecoverQuery {
+  source: string;
+  since: number;
+  until: number;
+}
+
+/** What {@link Store.recover} resolves with. */
+export interface Recovered {
+  /** The claims taken on the first `options.claim` new deliveries. */
+  claimed: Claimed[];
+  /** The new deliveries recorded. */
+  recorded: Delivery[];
 }
 
 /** What {@link Store.backlog} resolves with. */

@@ -20,6 +20,11 @@ export class RequestError extends AnalyticsError {
   }
 }
 
+/** A 400 naming the field at fault. */
+export function invalid(field: string, message: string): RequestError {
+  return new RequestError(400, 'ERR_VALIDATION', message, field);
+}
+
 /**
  * Reads a request body of at most `limit` bytes (after gzip decoding, and before it). Refuses a
  * larger one as soon as it is known to be larger: from `Content-Length`, or once the bytes read

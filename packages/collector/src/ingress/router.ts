@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { audienceSync, audienceTrait, filterTakes, isDestinationEnabled, type Message, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
+import { audienceSync, audienceTrait, displayUrl, filterTakes, isDestinationEnabled, type Message, prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
 import { type SourceConfig, WEBHOOKS } from '../config/config.js';
 import { type Entry, NO_FILTER_TAKES, type Origin, type Route } from '../delivery/events.js';
 import type { Intake } from '../delivery/intake.js';
-import type { DeliveryRecords } from '../delivery/store.js';
+import type { Delivery, DeliveryRecord, DeliveryRecords } from '../delivery/store.js';
+import type { RecoverRequest } from './recover.js';
 
 /** A message bound for one source, with where it goes. */
 export interface Routed {
@@ -101,15 +102,46 @@ export class Router {
   async redeliver(id: string): Promise<string | undefined> {
     const record = await this.#records.find(id);
     const source = record === undefined ? undefined : this.#sources.get(record.delivery.source);
-    if (record === undefined || source === undefined) return undefined;
-    const { message, webhook } = record.delivery;
-    const routes = routeMessage(source, message);
-    if (!routes.some((route) => route.forwarded)) return undefined;
-    const receivedAt = Date.now();
-    const delivery = { id: randomUUID(), source: source.name, message, webhook: { ...webhook, receivedAt } };
-    await this.#intake.accept([{ id: delivery.id, source: source.name, message, origin: 'redelivery', routes, receivedAt, delivery, replayOf: id }]);
-    return delivery.id;
+    const entry = record === undefined || source === undefined ? undefined : redelivery(source, record);
+    if (entry === undefined) return undefined;
+    await this.#intake.accept([entry]);
+    return entry.id;
   }
+
+  /**
+   * Sends again, once, every delivery of a source given up within [`since`, `until`): to the URL
+   * at `target` (those that failed for it, or were given up before any attempt), or to each URL
+   * its source routes it to now. What a recovery, here or in another process, sent is not sent again.
+   * @returns how many.
+   * @throws what the store throws.
+   */
+  recover({ source, target, since, until }: RecoverRequest): Promise<number> {
+    const webhook = target === undefined ? undefined : source.webhooks!.webhooks[target]!;
+    const url = webhook === undefined ? undefined : displayUrl(webhook.url);
+    return this.#intake.recover({ source: source.name, since, until }, (record) => {
+      if (webhook !== undefined) {
+        const { message } = record.delivery;
+        if (!filterTakes(webhook.filter, message.type, message.type === 'track' ? ((message as Message).event as string) : undefined)) return undefined;
+        if (record.attempts.length > 0 && !record.attempts.some((attempt) => attempt.url === url)) return undefined;
+      }
+      return redelivery(source, record, target);
+    });
+  }
+}
+
+/**
+ * A delivery the store holds, sent again as a new one: the same `messageId` and body bytes (so the
+ * signature too), routed as its source routes it now, a new retry window from now; to the webhook
+ * at `target` only when given. Undefined when the source forwards it nowhere now.
+ */
+function redelivery(source: SourceConfig, record: DeliveryRecord, target?: number): Entry | undefined {
+  const { message, webhook } = record.delivery;
+  const routes = routeMessage(source, message);
+  if (!routes.some((route) => route.forwarded)) return undefined;
+  const receivedAt = Date.now();
+  const delivery: Delivery = { id: randomUUID(), source: source.name, message, webhook: { ...webhook, receivedAt } };
+  if (target !== undefined) delivery.targets = [target];
+  return { id: delivery.id, source: source.name, message, origin: 'redelivery', routes, receivedAt, delivery, replayOf: record.delivery.id };
 }
 
 /** The entries of routed messages, each forwarded one with its delivery. */

@@ -12,7 +12,7 @@ import { describeEvent } from '../debugger/detail.js';
 import type { EventHub } from '../debugger/events.js';
 import { type HostCheck, hostName } from './hosts.js';
 import { type Readiness, sendHealth, sendReadiness } from './health.js';
-import { discardRest, readBody, RequestError, sendError, sendJson } from './http.js';
+import { discardRest, invalid, readBody, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
 import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
@@ -21,6 +21,7 @@ import type { Reporter } from '../config/report.js';
 import { routeMessage, type Router } from './router.js';
 import { type DeliveryRecords, StoreUnavailableError } from '../delivery/store.js';
 import { describeMessage } from '../debugger/message-records.js';
+import { parseRecover } from './recover.js';
 
 /** What the routes work with. */
 export interface ServerContext {
@@ -170,6 +171,17 @@ export function createHandler(context: ServerContext): RequestListener {
     ),
     ['/v1/audiences', { method: 'POST', handle: (req, res) => audiences(req, res, sources().writeKeys.sourceOf(req.headers), context) }],
     ['/v1/deletions', { method: 'POST', handle: (req, res) => deletions(req, res, context) }],
+    [
+      '/v1/deliveries/recover',
+      {
+        method: 'POST',
+        handle: async (req, res) => {
+          context.access.requireAdmin(req, 'Recovering deliveries');
+          const request = parseRecover(await jsonBody(req), sources().bySource);
+          sendJson(res, 202, { recovered: await context.router.recover(request) });
+        },
+      },
+    ],
   ]);
 
   // Routes with an id in the path: the detail view of an event, a redelivery, and a source's settings.
@@ -375,8 +387,4 @@ async function badRequest<T>(run: () => Promise<T>): Promise<T> {
     if (!(error instanceof ValidationError)) throw error;
     throw invalid(error.field, error.message);
   }
-}
-
-function invalid(field: string, message: string): RequestError {
-  return new RequestError(400, 'ERR_VALIDATION', message, field);
 }

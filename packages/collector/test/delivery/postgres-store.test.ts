@@ -143,13 +143,15 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     await Promise.all([a.open(), b.open(), c.open()]);
     const all = Array.from({ length: 300 }, (_, i) => `x${i}`);
     await a.accept(all.map((id) => delivery(id)));
-    const claims = await Promise.all([a, b, c, a, b, c].map((s) => s.claim(60, 200)));
+    // A lease long enough to outlast six concurrent claims on a loaded machine: one that lapsed
+    // while they ran would hand its deliveries out twice, which is right, and not what is tested.
+    const claims = await Promise.all([a, b, c, a, b, c].map((s) => s.claim(60, 1_000)));
     const handed = claims.flatMap((claimed) => claimed.map((held) => held.delivery.id));
     expect(handed).toHaveLength(300);
     expect(new Set(handed).size).toBe(300);
 
     // Every lease lapses: b takes everything over, and a's late settlements are refused.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     const taken = await b.claim(1_000, 60_000);
     expect(taken).toHaveLength(300);
     expect(taken.every((held) => held.attempt === 2)).toBe(true);

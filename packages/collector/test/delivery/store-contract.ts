@@ -464,6 +464,47 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
         expect(await second.lookup('m-x')).toEqual(records);
         expect((await second.find('x-again'))?.state).toBe('pending');
       });
+
+      it('recovers, once, the deliveries of a source given up within a window: the new ones recorded with their targets, the originals never again', async () => {
+        const first = store();
+        await first.open();
+        const app = { ...delivery('app'), source: 'app' };
+        await first.accept([delivery('early'), delivery('a'), delivery('b'), app, delivery('ok'), delivery('late')]);
+        const held = new Map((await due(first)).map((claimed) => [claimed.delivery.id, claimed]));
+        const settle = (id: string, outcome: 'delivered' | 'failed') => first.settle(held.get(id)!, outcome, [answer(1, 500, 'the receiver answered 500')]);
+        await settle('early', 'failed');
+        await sleep(30);
+        const since = Date.now();
+        await Promise.all([settle('a', 'failed'), settle('b', 'failed'), settle('app', 'failed'), settle('ok', 'delivered')]);
+        await sleep(30);
+        const until = Date.now();
+        await sleep(30);
+        await settle('late', 'failed');
+        const query = { source: 'web', since, until };
+        const again = (record: { delivery: Delivery }): Delivery => ({ ...record.delivery, id: `${record.delivery.id}-again`, targets: [1] });
+
+        // Declined ones are left for a later recovery.
+        const onlyA = await first.recover(query, (record) => (record.delivery.id === 'a' ? again(record) : undefined), { claim: 1, lease: 60_000 });
+        expect(onlyA.recorded.map(({ id }) => id)).toEqual(['a-again']);
+        expect(onlyA.claimed.map((claimed) => [claimed.delivery.id, claimed.targets])).toEqual([['a-again', [1]]]);
+        const [one, two] = await Promise.all([first.recover(query, again), first.recover(query, again)]);
+        expect([...one.recorded, ...two.recorded].map(({ id }) => id)).toEqual(['b-again']);
+        expect((await first.recover({ source: 'web', since: 0, until: Date.now() + 1_000 }, again)).recorded.map(({ id }) => id).sort()).toEqual(['early-again', 'late-again']);
+        expect((await first.recover({ source: 'web', since: 0, until: Date.now() + 1_000 }, again)).recorded).toEqual([]);
+        // What a collector does with the claims it holds when it stops.
+        await first.release(onlyA.claimed);
+
+        const { second } = await reopen(first);
+        expect((await second.recover({ source: 'web', since: 0, until: Date.now() + 1_000 }, again)).recorded).toEqual([]);
+        const handed = await due(second);
+        expect(handed.map((claimed) => [claimed.delivery.id, claimed.targets]).sort()).toEqual([
+          ['a-again', [1]],
+          ['b-again', [1]],
+          ['early-again', [1]],
+          ['late-again', [1]],
+        ]);
+        expect((await second.find('b-again'))?.delivery.webhook).toEqual(delivery('b').webhook);
+      });
     });
 
     it('rejects every call after close with ERR_STORE_CLOSED; close is idempotent', async () => {

@@ -43,7 +43,8 @@ interface Migration {
  *
  * `attempt_log` is the delivery's record of its attempts (what each receiver answered, a JSON
  * array, appended to by each retry and by the settlement), and `deliveries_message_id` finds the
- * deliveries of a `messageId` for a lookup.
+ * deliveries of a `messageId` for a lookup. `recovered_by` names the delivery a recovery sent a
+ * given-up one again as (set in the recovery's transaction): none is recovered twice.
  *
  * `message_ids` is the de-duplication's memory: one row per source and `messageId` accepted within
  * the window, claimed by the acceptance's transaction (its primary key makes two collectors
@@ -120,7 +121,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     sql: `
-      ALTER TABLE deliveries ADD COLUMN attempt_log jsonb NOT NULL DEFAULT '[]';
+      ALTER TABLE deliveries ADD COLUMN attempt_log jsonb NOT NULL DEFAULT '[]', ADD COLUMN recovered_by text;
       CREATE INDEX deliveries_message_id ON deliveries (message_id);`,
   },
 ];

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
-import type { Arrival, AttemptRecord, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, DeliveryRecord, DeliveryState, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from '../store.js';
+import type { Arrival, AttemptRecord, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, DeliveryRecord, DeliveryState, Ingested, Outcome, Recovered, RecoverQuery, Store, StoreDatabase, StoreSnapshot } from '../store.js';
 import { StoreClosedError, StoreConnectError } from '../errors.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
@@ -30,15 +30,15 @@ const MS = `* interval '1 millisecond'`;
  */
 const INSERT_DELIVERIES = `
   WITH inserted AS (
-    INSERT INTO deliveries (id, source, message, message_id, type, body, received_at, attempts, claim_id, claimed_by, lease_until, next_attempt_at)
-    SELECT id, source, message::json, message_id, type, body, received_at,
+    INSERT INTO deliveries (id, source, message, message_id, type, body, received_at, targets, attempts, claim_id, claimed_by, lease_until, next_attempt_at)
+    SELECT id, source, message::json, message_id, type, body, received_at, targets,
       CASE WHEN n <= $4 THEN 1 ELSE 0 END,
       CASE WHEN n <= $4 THEN $2::uuid END,
       CASE WHEN n <= $4 THEN $3 END,
       CASE WHEN n <= $4 THEN now() + $5::integer ${MS} END,
       CASE WHEN n <= $4 THEN now() + $5::integer ${MS} ELSE now() END
-    FROM ROWS FROM (json_to_recordset($1::json) AS (id text, source text, message text, message_id text, type text, body text, received_at bigint))
-      WITH ORDINALITY AS d(id, source, message, message_id, type, body, received_at, n)
+    FROM ROWS FROM (json_to_recordset($1::json) AS (id text, source text, message text, message_id text, type text, body text, received_at bigint, targets smallint[]))
+      WITH ORDINALITY AS d(id, source, message, message_id, type, body, received_at, targets, n)
     ORDER BY n
     RETURNING 1
   )
@@ -120,6 +120,28 @@ const RECORDS = (column: 'message_id' | 'id') => `
   FROM deliveries WHERE ${column} = $1 ORDER BY seq`;
 const LOOKUP = RECORDS('message_id');
 const FIND = RECORDS('id');
+
+/**
+ * The deliveries of source `$1` given up within [`$2`, `$3`) (ms since the epoch) that no recovery
+ * sent again, oldest first, `$4` at most, locked for the recovery's transaction: a concurrent
+ * recovery in another process skips them rather than sending them too.
+ */
+const GIVEN_UP = `
+  SELECT id, source, message, message_id, type, body, received_at, status, attempt_log,
+    (extract(epoch FROM settled_at) * 1000)::float8 AS settled_at
+  FROM deliveries
+  WHERE source = $1 AND status = 'failed' AND recovered_by IS NULL
+    AND settled_at >= to_timestamp($2::float8 / 1000) AND settled_at < to_timestamp($3::float8 / 1000)
+  ORDER BY settled_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED`;
+
+/** Marks the originals (`$1`) with the deliveries that sent them again (`$2`). */
+const MARK_RECOVERED = `
+  UPDATE deliveries AS d SET recovered_by = r.by
+  FROM unnest($1::text[], $2::text[]) AS r(id, by)
+  WHERE d.id = r.id`;
+
+/** Rows one recovery transaction reads at most: a long outage is recovered in several. */
+const RECOVER_BATCH = 1_000;
 
 const PENDING = `SELECT count(*)::integer AS pending FROM deliveries WHERE status = 'pending'`;
 /** Read from the partial index of pending rows; `received_at` is the webhook's `receivedAt`. */
@@ -408,6 +430,40 @@ export class PostgresStore implements Store {
     return this.#run(async (pool) => (await pool.query<RecordRow>(FIND, [id])).rows.map(toRecord)[0]);
   }
 
+  /**
+   * In transactions of up to 1,000 deliveries each: the originals are locked as they are read,
+   * their redeliveries inserted and the originals marked in the same transaction.
+   */
+  async recover(query: RecoverQuery, redeliver: (record: DeliveryRecord) => Delivery | undefined, options?: ClaimOptions): Promise<Recovered> {
+    const claimed: Claimed[] = [];
+    const recorded: Delivery[] = [];
+    // Rows a batch read and left alone (redeliver declined them): the next batch starts after them.
+    let skipped = 0;
+    for (;;) {
+      const batch = await this.#run((pool) =>
+        transaction(pool, async (client) => {
+          const { rows } = await client.query<RecordRow>(GIVEN_UP, [query.source, query.since, query.until, RECOVER_BATCH + skipped]);
+          const originals: string[] = [];
+          const made: Delivery[] = [];
+          for (const row of rows.slice(skipped)) {
+            const delivery = redeliver(toRecord(row));
+            if (delivery === undefined) continue;
+            originals.push(row.id);
+            made.push(delivery);
+          }
+          const room = Math.max(0, (options?.claim ?? 0) - claimed.length);
+          const taken = await this.#insert(client, made, options === undefined ? undefined : { ...options, claim: room });
+          if (made.length > 0) await client.query(MARK_RECOVERED, [originals, made.map(({ id }) => id)]);
+          return { read: rows.length - skipped, taken, made };
+        }),
+      );
+      claimed.push(...batch.taken);
+      recorded.push(...batch.made);
+      skipped += batch.read - batch.made.length;
+      if (batch.read < RECOVER_BATCH) return { claimed, recorded };
+    }
+  }
+
   hasten(source: string, target: number): Promise<number> {
     return this.#run(async (pool) => (await pool.query<{ hastened: number }>(HASTEN, [source, target])).rows[0]?.hastened ?? 0);
   }
@@ -439,7 +495,7 @@ export class PostgresStore implements Store {
     if (deliveries.length === 0) return [];
     const claim = crypto.randomUUID();
     const claiming = Math.min(deliveries.length, Math.max(0, options?.claim ?? 0));
-    const rows = deliveries.map(({ id, source, message, webhook }) => ({
+    const rows = deliveries.map(({ id, source, message, webhook, targets }) => ({
       id,
       source,
       // As text: a JSON string escape a message may hold (\u0000, a lone surrogate) is kept as
@@ -449,9 +505,10 @@ export class PostgresStore implements Store {
       type: webhook.type,
       body: webhook.body,
       received_at: webhook.receivedAt,
+      targets: targets ?? null,
     }));
     await db.query(INSERT_DELIVERIES, [JSON.stringify(rows), claim, this.#claimant, claiming, options?.lease ?? 0]);
-    return deliveries.slice(0, claiming).map((delivery) => ({ delivery, claim, attempt: 1 }));
+    return deliveries.slice(0, claiming).map((delivery) => (delivery.targets === undefined ? { delivery, claim, attempt: 1 } : { delivery, claim, attempt: 1, targets: delivery.targets }));
   }
 
   /** One statement over grouped claim calls: each learns whether its claim still held. */
