@@ -1,6 +1,5 @@
 import {
   displayUrl,
-  type PreparedWebhook,
   SIGNATURE_HEADER,
   signBody,
   USER_AGENT,
@@ -9,6 +8,7 @@ import {
   WEBHOOK_TIMESTAMP_HEADER,
   type WebhookSettings,
 } from 'batched-analytics/internal';
+import type { AttemptRecord, DeliveryRecord, DeliveryState } from '../delivery/store.js';
 import type { EventView } from './views.js';
 
 /** What the configured header values are replaced with: they may hold a receiver's credentials. */
@@ -29,9 +29,16 @@ export const PER_REQUEST = {
 export const STANDARD_WEBHOOKS_HOW =
   "webhook-signature holds, for each of the source's standardWebhooks secrets (not shown), v1, and the base64 HMAC-SHA256 of webhook-id, a dot, webhook-timestamp, a dot and the body's exact bytes, keyed with the base64-decoded part of the secret after whsec_";
 
-/** The detail view of one event: the exact request each receiver got, headers and all. */
+/**
+ * The detail view of one event: the exact request each receiver got, headers and all, and every
+ * request made, from the store's record of its delivery (whichever collector made them).
+ */
 export interface EventDetail {
   event: EventView;
+  /** Where its delivery stands in the store; absent when it was not forwarded, or the store no longer holds it. */
+  state?: DeliveryState;
+  /** Every request made, oldest first: when it started (ms since the epoch), to which URL, and what came back. */
+  attempts: AttemptRecord[];
   /** The body sent to every receiver, byte for byte; absent when the event was not forwarded. */
   body?: string;
   requests: { url: string; headers: Record<string, string> }[];
@@ -41,8 +48,11 @@ export interface EventDetail {
 }
 
 /** Builds an event's detail: headers as sent, but configured values hidden; no secret ever appears. */
-export function describeEvent(event: EventView, webhook: PreparedWebhook | undefined, settings: WebhookSettings | undefined): EventDetail {
-  if (webhook === undefined || settings === undefined) return { event, requests: [] };
+export function describeEvent(event: EventView, record: DeliveryRecord | undefined, settings: WebhookSettings | undefined): EventDetail {
+  if (record === undefined) return { event, attempts: [], requests: [] };
+  const { state, attempts } = record;
+  const { webhook } = record.delivery;
+  if (settings === undefined) return { event, state, attempts, requests: [] };
   const [sharedSecret] = [settings.sharedSecret ?? []].flat();
   const signature = sharedSecret === undefined ? undefined : { header: SIGNATURE_HEADER, value: signBody(webhook.body, sharedSecret), how: SIGNATURE_HOW };
   const secrets = settings.standardWebhooks?.secrets.length ?? 0;
@@ -66,6 +76,8 @@ export function describeEvent(event: EventView, webhook: PreparedWebhook | undef
   }));
   return {
     event,
+    state,
+    attempts,
     body: webhook.body,
     requests,
     ...(signature ? { signature } : {}),

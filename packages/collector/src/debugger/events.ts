@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { log, type PreparedWebhook } from 'batched-analytics/internal';
+import { log } from 'batched-analytics/internal';
 import type { EventHistory, HistoryEntry } from './history.js';
-import { absorb, type AttemptView, type EventView, messageStatus, SETTLED, type WebhookView } from './views.js';
+import { absorb, type EventView, messageStatus, SETTLED, type WebhookView } from './views.js';
 
 /** Limits of the {@link EventHub}. */
 export interface HubOptions {
@@ -54,13 +54,13 @@ export class EventHub {
     for (const entry of (await this.#options.history?.open()) ?? []) this.#keep(entry);
   }
 
-  /** Records a new event, with the webhook it is sent as when it is forwarded, and streams it. */
-  add(view: EventView, webhook?: PreparedWebhook): void {
+  /** Records a new event and streams it. */
+  add(view: EventView): void {
     view.status = messageStatus(view.webhooks);
     this.#events.delete(view.id);
     // Strictly increasing: the events of one batch, accepted in the same millisecond, keep their order.
     this.#arrived = Math.max(this.#arrived + 1, Date.now() * 1_000);
-    this.#keep({ view, webhook, arrived: this.#arrived });
+    this.#keep({ view, arrived: this.#arrived });
     this.#changed(view);
   }
 
@@ -74,19 +74,9 @@ export class EventHub {
     this.#changed(view);
   }
 
-  /** Adds a request to an event's list (if still kept); the caller's `updateWebhook` streams it. */
-  recordAttempt(id: string, attempt: AttemptView): void {
-    this.#events.get(id)?.view.attempts.push(attempt);
-  }
-
   /** The kept view of an event. */
   get(id: string): EventView | undefined {
     return this.#events.get(id)?.view;
-  }
-
-  /** The webhook a kept event is sent as; absent when it was not forwarded or is no longer kept. */
-  webhookOf(id: string): PreparedWebhook | undefined {
-    return this.#events.get(id)?.webhook;
   }
 
   /**
@@ -182,7 +172,6 @@ export class EventHub {
       }
       const mine = kept.view;
       if (absorb(mine, theirs)) kept.recorded = stateOf(mine);
-      kept.webhook ??= entry.webhook;
       this.#broadcast(mine);
     }
   }

@@ -43,7 +43,7 @@ export class PageFeed {
   follow(events: DeliveryEmitter): void {
     const hub = this.#hub;
     events.on('accepted', (entries) => {
-      for (const entry of entries) hub.add(this.#viewOf(entry), entry.delivery?.webhook);
+      for (const entry of entries) hub.add(this.#viewOf(entry));
     });
     events.on('duplicate', (repeats) => {
       for (const { entry, firstAcceptedAt } of repeats) hub.add(markRepeat(this.#viewOf(entry), firstAcceptedAt));
@@ -60,11 +60,10 @@ export class PageFeed {
             ? [{ destination: WEBHOOKS, forwarded: false, reason: 'the source has no Webhooks destination' }]
             : [{ destination: WEBHOOKS, forwarded: true }];
       const { id, message, webhook } = delivery;
-      hub.add(this.#viewOf({ id, source: delivery.source, message, origin: 'replay', routes, receivedAt: webhook.receivedAt }), webhook);
+      hub.add(this.#viewOf({ id, source: delivery.source, message, origin: 'replay', routes, receivedAt: webhook.receivedAt }));
     });
-    events.on('attempt', ({ id, index, attempt, ok, status, error, duration }) => {
+    events.on('attempt', ({ id, index, attempt, ok, status, error }) => {
       const webhook = hub.get(id)?.webhooks[index];
-      hub.recordAttempt(id, { at: Date.now(), webhook: index, attempt, status, durationMs: duration, error: error?.message });
       const attempts = (webhook?.attempts ?? 0) + 1;
       if (ok) hub.updateWebhook(id, index, { status: 'delivered', attempts, attempt, httpStatus: status, note: undefined, nextAttemptAt: undefined });
       // A request that fails after another URL settled the delivery: not retried, but failed, so that
@@ -103,7 +102,6 @@ export class PageFeed {
       routes,
       status: forwarded ? 'pending' : 'not forwarded',
       webhooks: urls.map((url) => webhookView(url, message)),
-      attempts: [],
     };
     if (entry.replayOf !== undefined) view.replayOf = entry.replayOf;
     return view;

@@ -4,10 +4,12 @@ import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal
 import type { Reporter } from '../config/report.js';
 import type { EventView } from './views.js';
 
-/** An event as the history keeps it: its latest view, and the webhook it was sent as (for redelivery). */
+/**
+ * An event as the history keeps it: its latest view. What was sent, and every request, are the
+ * store's delivery records: the detail view and "Send again" read them there.
+ */
 export interface HistoryEntry {
   view: EventView;
-  webhook?: PreparedWebhook | undefined;
   /**
    * The state last written to the history (its status, and while retrying when the next attempts
    * start), so that one state is written once.

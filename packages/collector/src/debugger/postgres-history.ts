@@ -134,7 +134,7 @@ export class PostgresHistory implements EventHistory {
     for (let start = 0; start < entries.length; start += WRITE_BATCH) {
       const batch = entries.slice(start, start + WRITE_BATCH);
       // Serialised now, not when recorded: a state that changed since is written as it is now.
-      const values = batch.flatMap(({ view, webhook }) => [view.id, JSON.stringify({ view, webhook })]);
+      const values = batch.flatMap(({ view }) => [view.id, JSON.stringify({ view })]);
       await this.#db.pool().query(writeStatement(batch.length), [this.#db.writer, ...values]);
     }
     return entries.map(() => undefined);
@@ -269,7 +269,6 @@ async function latest(pool: Pool, limit: number): Promise<{ entries: HistoryEntr
     const kept = events.get(entry.view.id);
     if (kept !== undefined) {
       absorb(kept.view, entry.view);
-      kept.webhook ??= entry.webhook;
       events.delete(entry.view.id);
     }
     events.set(entry.view.id, kept ?? entry);

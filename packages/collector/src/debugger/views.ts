@@ -46,8 +46,8 @@ export const SETTLED: ReadonlySet<MessageStatus> = new Set(['delivered', 'failed
 
 /**
  * Takes into `mine` another state of the same event, recorded by another process or earlier: the
- * further advanced of the two wins, how the event arrived is taken from the one that knows, and the
- * requests either made are all listed.
+ * further advanced of the two wins, and how the event arrived is taken from the one that knows.
+ * (The requests themselves are the store's: the detail view reads them there.)
  * @returns whether `theirs` was further, so that `mine` now has its status.
  */
 export function absorb(mine: EventView, theirs: EventView): boolean {
@@ -59,9 +59,6 @@ export function absorb(mine: EventView, theirs: EventView): boolean {
   // A process that claimed an event it had not seen arrive shows it as a replay from the store;
   // the accepting process's state tells how it arrived.
   if (mine.origin === 'replay' && theirs.origin !== 'replay') mine.origin = theirs.origin;
-  const listed = new Set(mine.attempts.map(attemptKey));
-  mine.attempts.push(...theirs.attempts.filter((attempt) => !listed.has(attemptKey(attempt))));
-  mine.attempts.sort((a, b) => a.at - b.at);
   return further;
 }
 
@@ -82,23 +79,6 @@ function lastAttempt(view: EventView): number {
 
 function requests(view: EventView): number {
   return view.webhooks.reduce((sum, webhook) => sum + webhook.attempts, 0);
-}
-
-function attemptKey(attempt: AttemptView): string {
-  return `${attempt.at} ${attempt.webhook} ${attempt.attempt}`;
-}
-
-/** One request to one receiver, as the detail view lists it. */
-export interface AttemptView {
-  /** When it ended, in ms since the epoch. */
-  at: number;
-  /** Which of the event's `webhooks`. */
-  webhook: number;
-  /** The delivery's attempt it belonged to, from 1. */
-  attempt: number;
-  status?: number;
-  durationMs: number;
-  error?: string;
 }
 
 /** Whether a message went to a destination, and why not when it did not. */
@@ -124,6 +104,4 @@ export interface EventView {
   /** The message's own status, kept up to date by the hub. */
   status: MessageStatus;
   webhooks: WebhookView[];
-  /** Every request made for it, oldest first. */
-  attempts: AttemptView[];
 }

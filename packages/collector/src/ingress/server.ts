@@ -203,10 +203,12 @@ export function createHandler(context: ServerContext): RequestListener {
     [
       /^\/events\/([\w-]+)$/,
       (id) =>
-        live((_, res) => {
+        live(async (_, res) => {
           const event = context.hub.get(id);
           if (event === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No event ${id} is kept (see \`historyEvents\` in the config)`);
-          sendJson(res, 200, describeEvent(event, context.hub.webhookOf(id), sources().bySource.get(event.source)?.webhooks), PAGE_HEADERS);
+          // A forwarded event's id is its delivery's: what was sent and every request are the store's.
+          const record = event.routes.some((route) => route.forwarded) ? await context.records.find(id) : undefined;
+          sendJson(res, 200, describeEvent(event, record, sources().bySource.get(event.source)?.webhooks), PAGE_HEADERS);
         }),
     ],
     [

@@ -2,7 +2,7 @@
 // real child processes: each shows every event either accepted, with how it arrived (not as a
 // replay when the other delivered it), in its stream and in `GET /history`, with the retry times
 // the retrying one chose, also when its page was opened after many states were written; and so
-// does a collector started afterwards. Skips without PostgreSQL; fails so under CI=true.
+// does a collector started afterwards, whose detail views list every request either made. Skips without PostgreSQL; fails so under CI=true.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { basic, postJson, type StreamedEvent, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
 import { POSTGRES_SKIP, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
@@ -118,6 +118,20 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve: the live pages of two colle
       // A collector started now takes the same from the table.
       const later = await startCollector(['--config', file, '--port', '0']);
       expect(report(await history(later.url))).toEqual({ events: 480, delivered: 480, notApi: 0 });
+
+      // Every detail view lists the same requests, whichever collector made them: the store's.
+      const detail = async (url: string, id: string) => ((await (await fetch(`${url}/events/${id}`)).json()) as { attempts: { attempt: number; status: number }[] }).attempts;
+      for (const messageId of retried.slice(0, 5)) {
+        const id = shown[0]!.find((view) => view.message.messageId === messageId)!.id;
+        const views = await Promise.all([a!, b!, later].map((collector) => detail(collector.url, id)));
+        // Attempts a backing-off URL refused without a request count too: numbers rise, not by one.
+        for (const attempts of views) {
+          expect(attempts.map(({ status }) => status)).toEqual([503, 503, 200]);
+          expect(attempts.every((attempt, i) => i === 0 || attempt.attempt > attempts[i - 1]!.attempt)).toBe(true);
+        }
+        expect(views[1]).toEqual(views[0]);
+        expect(views[2]).toEqual(views[0]);
+      }
     } finally {
       first.close();
       second?.close();

@@ -23,9 +23,8 @@ function entry(id: string, status: EventView['status'] = 'delivered', attempts =
     routes: [{ destination: 'Webhooks', forwarded: true }],
     status,
     webhooks: [{ url: 'http://127.0.0.1:9/in', status: status === 'delivered' ? 'delivered' : 'retrying', attempts }],
-    attempts: [],
   };
-  return { view, webhook: { messageId: `m-${id}`, type: 'track', body: `{"event":"${id}"}`, receivedAt: 0 } };
+  return { view };
 }
 
 /**
@@ -99,7 +98,6 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
       ['two', 'delivered', 1],
       ['one', 'delivered', 2],
     ]);
-    expect(entries[1]!.webhook).toEqual(entry('one').webhook);
   });
 
   it("hands a follower the backlog, then what the others record (never its own), woken at once", async () => {

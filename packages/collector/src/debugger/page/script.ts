@@ -170,8 +170,8 @@ export const SCRIPT = `
     }
     const d = await response.json();
     const view = d.event;
-    const attempts = view.attempts.map((a) => el('tr', {},
-      el('td', { class: 'time' }, new Date(a.at).toLocaleTimeString()), el('td', {}, el('code', {}, view.webhooks[a.webhook] ? view.webhooks[a.webhook].url : '?')),
+    const attempts = d.attempts.map((a) => el('tr', {},
+      el('td', { class: 'time' }, new Date(a.at).toLocaleTimeString()), el('td', {}, el('code', {}, a.url)),
       el('td', { class: 'num' }, String(a.attempt)), el('td', {}, a.status ? 'HTTP ' + a.status : '—'), el('td', { class: 'num' }, a.durationMs + ' ms'), el('td', {}, a.error || '')));
     const requests = d.requests.map((r) => el('div', { class: 'request' }, el('h3', {}, 'POST ', el('code', {}, r.url)),
       el('pre', { class: 'headers' }, Object.entries(r.headers).map(([k, v]) => k + ': ' + v).join('\\n'))));
@@ -188,7 +188,7 @@ export const SCRIPT = `
         el('button', { type: 'button', id: 'replay' }, 'Send again'), el('span', { id: 'replay-result', class: 'note' }),
       ]),
       el('h2', {}, 'Attempts'),
-      attempts.length ? el('table', { class: 'attempts' }, el('thead', {}, el('tr', {}, ...['Ended', 'URL', 'Attempt', 'Status', 'Took', 'Error'].map((h) => el('th', {}, h)))), el('tbody', {}, ...attempts))
+      attempts.length ? el('table', { class: 'attempts' }, el('thead', {}, el('tr', {}, ...['Started', 'URL', 'Attempt', 'Status', 'Took', 'Error'].map((h) => el('th', {}, h)))), el('tbody', {}, ...attempts))
         : el('p', {}, 'No request yet.'));
     detail.querySelector('h2#detail-title').textContent = 'Event ' + view.id;
     detail.hidden = false;
