@@ -148,8 +148,6 @@ const READ_GAP = 16 * 1024;
 const READ_MOST = 1024 * 1024;
 /** How long after a failed write the settlements it held are written again, when nothing else comes. */
 const DEFERRED_RETRY = 1_000;
-/** How much of an unreadable line a report shows. */
-const PREVIEW = 200;
 
 /**
  * The default {@link Store}: an append-only NDJSON journal in a data directory, one line per
@@ -866,10 +864,10 @@ export class JournalStore implements Store {
     } catch {
       // Reported below.
     }
-    const shown = text.toString('utf8', 0, Math.min(text.length, PREVIEW));
     // Acceptances are answered after their fsync: a last line cut short was never acknowledged.
-    if (!whole) this.#report.warn('collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged): %s', file, number, start, shown);
-    else this.#report.error('collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes) starts: %s', file, number, start, text.length, shown);
+    // Where, never what: a line holds messages, which no log shows.
+    if (!whole) this.#report.warn('collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged)', file, number, start);
+    else this.#report.error('collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes)', file, number, start, text.length);
     return undefined;
   }
 

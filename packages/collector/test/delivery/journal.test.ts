@@ -88,6 +88,29 @@ describe('JournalStore', () => {
     expect((await pending()).map((d) => d.id)).toEqual(['a']);
   });
 
+  it('reports a damaged line and a torn one by file, line and byte, never quoting them: they hold messages', async () => {
+    const first = store();
+    await first.open();
+    await first.accept([delivery('a')]);
+    await first.close();
+    const last = segments().at(-1)!;
+    const secret = delivery('secret', 1_000, { email: 'jane@example.com' });
+    appendFileSync(last, `${JSON.stringify({ op: 'accept', deliveries: [secret] }).slice(0, 120)}!\n`);
+    appendFileSync(last, JSON.stringify({ op: 'accept', deliveries: [secret] }).slice(0, 150));
+    const lines: { level: string; msg: string }[] = [];
+    const logger = { warn: (_: object, msg: string) => lines.push({ level: 'warn', msg }), error: (_: object, msg: string) => lines.push({ level: 'error', msg }) };
+
+    expect((await pending(store({ logger }))).map((d) => d.id)).toEqual(['a']);
+    expect(lines.map(({ level }) => level)).toEqual(['error', 'warn']);
+    expect(lines[0]!.msg).toMatch(/line 3 \(byte \d+, 121 bytes\)/);
+    expect(lines[1]!.msg).toMatch(/line 4, byte \d+/);
+    for (const { msg } of lines) {
+      expect(msg).toContain(last);
+      expect(msg).not.toContain('jane@example.com');
+      expect(msg).not.toContain('"deliveries"');
+    }
+  });
+
   it('deletes a segment once nothing in it is pending, and copies a long-pending delivery forward: the journal stays small', async () => {
     const first = store({ segmentSize: 2_000 });
     await first.open();
