@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
-import { DueQueue } from './due-queue.js';
-import { DataDirLockedError, JournalVersionError, StoreClosedError } from './errors.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './journal-format.js';
-import { readVersion1 } from './journal-v1.js';
-import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './journal-segment.js';
-import { type CollectorLogger, Reporter } from '../config/report.js';
-import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../config/config.js';
-import { RetiredSegments, recordsFile } from './journal-records.js';
-import { givenUp, searchJournal, type Wanted } from './journal-search.js';
+import { DueQueue } from '../due-queue.js';
+import { DataDirLockedError, JournalVersionError, StoreClosedError } from '../errors.js';
+import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './format.js';
+import { readVersion1 } from './version1.js';
+import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './segment.js';
+import { type CollectorLogger, Reporter } from '../../config/report.js';
+import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
+import { RetiredSegments, recordsFile } from './retired.js';
+import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
 import {
   type Arrival,
@@ -30,7 +30,7 @@ import {
   type Store,
   type StoreSnapshot,
   StoreUnavailableError,
-} from './store.js';
+} from '../store.js';
 
 /** Options of {@link JournalStore}. */
 export interface JournalOptions {

@@ -3,12 +3,12 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { JournalStore } from '../../src/delivery/journal.js';
-import type { Delivery } from '../../src/delivery/store.js';
-import { tempDir } from '../../../../test/helpers/collector.js';
-import { mountTmpfs, type Tmpfs } from '../../../../test/helpers/tmpfs.js';
-import { delivery } from './store-contract.js';
-import { recordingLogger, type RecordingLogger } from '../observe/recording-logger.js';
+import { JournalStore } from '../../../src/delivery/journal/store.js';
+import type { Delivery } from '../../../src/delivery/store.js';
+import { tempDir } from '../../../../../test/helpers/collector.js';
+import { mountTmpfs, type Tmpfs } from '../../../../../test/helpers/tmpfs.js';
+import { delivery } from '../store-contract.js';
+import { recordingLogger, type RecordingLogger } from '../../observe/recording-logger.js';
 
 const mounted = mountTmpfs('2m');
 const skip = typeof mounted === 'string' ? mounted : undefined;
