@@ -15,5 +15,5 @@ export type { CollectorLogger, ReportFields } from './config/report.js';
 export type { Arrival, AudiencePlan, AudienceRecord, Claimed, ClaimOptions, Delivery, Ingested, Outcome, Store, StoreDatabase, StoreSnapshot } from './delivery/store.js';
 export { DataDirLockedError, JournalVersionError, SchemaVersionError, StoreClosedError, StoreConnectError } from './delivery/errors.js';
 export { StoreUnavailableError } from './delivery/store.js';
-export { JournalStore, type JournalOptions } from './delivery/journal.js';
+export { JournalStore, type JournalOptions } from './delivery/journal/store.js';
 export { PostgresStore } from './delivery/postgres/store.js';

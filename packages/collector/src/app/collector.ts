@@ -16,7 +16,7 @@ import { HistoryFile } from '../debugger/history.js';
 import { PostgresHistory } from '../debugger/postgres-history.js';
 import { logDeliveries } from '../observe/delivery-log.js';
 import { HostCheck } from '../ingress/hosts.js';
-import { JournalStore } from '../delivery/journal.js';
+import { JournalStore } from '../delivery/journal/store.js';
 import { openStore } from '../delivery/open-store.js';
 import { Readiness } from '../ingress/health.js';
 import { Router } from '../ingress/router.js';

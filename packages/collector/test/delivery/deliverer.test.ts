@@ -2,7 +2,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Deliverer } from '../../src/delivery/deliverer.js';
 import { DeliveryEmitter } from '../../src/delivery/events.js';
-import { JournalStore } from '../../src/delivery/journal.js';
+import { JournalStore } from '../../src/delivery/journal/store.js';
 import type { Claimed, Store } from '../../src/delivery/store.js';
 import { tempDir, waitFor } from '../../../../test/helpers/collector.js';
 import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';

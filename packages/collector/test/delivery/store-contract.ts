@@ -1,5 +1,5 @@
 // The `Store` contract: what the collector relies on from any store. Every implementation runs it
-// (test/collector/journal.test.ts, test/collector/postgres-store.test.ts).
+// (test/delivery/journal/store.test.ts, test/delivery/postgres-store.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Arrival, AttemptRecord, Claimed, Delivery, Store } from '../../src/delivery/store.js';
 import { type AudienceState, type Message, prepareWebhook } from 'batched-analytics/internal';

@@ -1,6 +1,6 @@
 // What the serve command logs of deliveries: the page is not the only place a dropped one shows.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { JournalStore } from '../../src/delivery/journal.js';
+import { JournalStore } from '../../src/delivery/journal/store.js';
 import { startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 import { delivery } from '../delivery/store-contract.js';
 

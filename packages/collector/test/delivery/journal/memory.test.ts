@@ -4,9 +4,9 @@ import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, expect, it } from 'vitest';
-import { JournalStore } from '../../src/delivery/journal.js';
-import { tempDir } from '../../../../test/helpers/collector.js';
-import { delivery } from './store-contract.js';
+import { JournalStore } from '../../../src/delivery/journal/store.js';
+import { tempDir } from '../../../../../test/helpers/collector.js';
+import { delivery } from '../store-contract.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -1,9 +1,9 @@
 import { messageOf } from 'batched-analytics/internal';
-import type { Reporter } from '../config/report.js';
+import type { Reporter } from '../../config/report.js';
 import { type MessageKey, messageKey } from './message-key.js';
 import { encodeSeen, RECORD_BYTES, SeenLog } from './seen-log.js';
 import { SeenTable } from './seen-table.js';
-import { type Arrival, StoreUnavailableError } from './store.js';
+import { type Arrival, StoreUnavailableError } from '../store.js';
 
 /** What one acceptance claimed: which arrivals were repeats, and how to end the claim. */
 export interface SeenClaim {

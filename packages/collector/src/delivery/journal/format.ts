@@ -1,4 +1,4 @@
-import type { AttemptRecord, AudienceRecord, Delivery, Outcome } from './store.js';
+import type { AttemptRecord, AudienceRecord, Delivery, Outcome } from '../store.js';
 
 /** A delivery's schedule, journaled with it when it is copied forward (and by retries). */
 export interface Schedule {

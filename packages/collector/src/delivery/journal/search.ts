@@ -1,5 +1,5 @@
-import { type JournalRecord, lines } from './journal-format.js';
-import type { DeliveryRecord, RecoverQuery } from './store.js';
+import { type JournalRecord, lines } from './format.js';
+import type { DeliveryRecord, RecoverQuery } from '../store.js';
 
 /** What a search looks for: the deliveries of a `messageId`, one delivery by its `id`, or many by theirs. */
 export type Wanted = { messageId: string } | { id: string } | { ids: ReadonlySet<string> };

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
-import { DueQueue } from './due-queue.js';
-import { DataDirLockedError, JournalVersionError, StoreClosedError } from './errors.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './journal-format.js';
-import { readVersion1 } from './journal-v1.js';
-import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './journal-segment.js';
-import { type CollectorLogger, Reporter } from '../config/report.js';
-import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../config/config.js';
-import { RetiredSegments, recordsFile } from './journal-records.js';
-import { givenUp, searchJournal, type Wanted } from './journal-search.js';
+import { DueQueue } from '../due-queue.js';
+import { JournalVersionError, StoreClosedError } from '../errors.js';
+import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './format.js';
+import { readVersion1 } from './version1.js';
+import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './segment.js';
+import { type CollectorLogger, Reporter } from '../../config/report.js';
+import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
+import { RetiredSegments, recordsFile } from './retired.js';
+import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
+import { lockDataDir, unlockDataDir } from './lock.js';
+import { Reserve } from './reserve.js';
 import {
   type Arrival,
   type AttemptRecord,
@@ -30,7 +32,7 @@ import {
   type Store,
   type StoreSnapshot,
   StoreUnavailableError,
-} from './store.js';
+} from '../store.js';
 
 /** Options of {@link JournalStore}. */
 export interface JournalOptions {
@@ -136,10 +138,6 @@ const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, def
 
 /** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
 const LEGACY = 'journal.ndjson';
-const LOCK = 'lock';
-const RESERVE = 'reserve';
-/** While the disk stays full, how often setting the reserve aside again is tried (each try fills the disk). */
-const RESERVE_RETRY = 1_000;
 /** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
 const STALE_SLACK = 4_096;
 /** Deliveries claimed together that lie at most this far apart are read in one go. */
@@ -198,18 +196,12 @@ export class JournalStore implements Store {
   #full = false;
   /** What acceptances of the last failed write were refused with. */
   #refusal: Error | undefined;
-  readonly #reserveSize: number;
   readonly #dedupeWindow: number;
   readonly #report: Reporter;
   /** The ids accepted within the window, once open; absent with a window of 0. */
   #seen: SeenIds | undefined;
-  /**
-   * The reserve: `held` (its file holds the room), `missing` (spent, or not yet set aside:
-   * acceptances wait for it), or `none` (none wanted, or none can be had for another reason than room).
-   */
-  #reserve: 'held' | 'missing' | 'none';
-  /** No try to set the reserve aside again before this time (ms since the epoch). */
-  #reserveAgainAt = 0;
+  /** Room kept for settlements when the disk fills. */
+  readonly #reserve: Reserve;
   /** The recovery in progress, if any: the next waits for it. */
   #recovering: Promise<unknown> = Promise.resolve();
   /** Segments nothing pending is left in, kept for looking deliveries up. */
@@ -225,10 +217,9 @@ export class JournalStore implements Store {
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
     this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
-    this.#reserveSize = integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0);
-    this.#reserve = this.#reserveSize === 0 ? 'none' : 'missing';
     this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
     this.#report = new Reporter(options.logger);
+    this.#reserve = new Reserve(dir, integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0), this.#report);
     this.#retired = new RetiredSegments(
       dir,
       {
@@ -246,7 +237,7 @@ export class JournalStore implements Store {
    */
   async open(): Promise<StoreSnapshot> {
     await mkdir(this.#dir, { recursive: true });
-    await this.#lock();
+    await lockDataDir(this.#dir, this.#report);
     // First: replaying the segments adds the ids their acceptances carry.
     if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow, this.#report);
     const numbers = segmentNumbers(await readdir(this.#dir));
@@ -260,7 +251,7 @@ export class JournalStore implements Store {
     await this.#upgrade();
     await this.#retired.open();
     await this.#removeDead();
-    if (!(await this.#setReserveAside())) {
+    if (!(await this.#reserve.setAside())) {
       this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
     log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#pending.size, this.#audiences.size, this.#segments.length);
@@ -471,7 +462,7 @@ export class JournalStore implements Store {
       if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
       await this.#reading.settled();
       await Promise.all([...this.#segments.map((segment) => segment.close()), this.#seen?.close()]);
-      await unlink(path.join(this.#dir, LOCK)).catch(() => undefined);
+      await unlockDataDir(this.#dir);
     })();
     return this.#closing;
   }
@@ -646,7 +637,7 @@ export class JournalStore implements Store {
    * Acceptances wait while the reserve is spent: the room it needs may be all there is.
    */
   async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
-    const reserved = await this.#setReserveAside();
+    const reserved = await this.#reserve.setAside();
     const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
     const held = new Set(reserved ? undefined : items.filter((item) => !item.deferrable));
     const written = held.size === 0 ? items : items.filter((item) => item.deferrable);
@@ -673,7 +664,7 @@ export class JournalStore implements Store {
       this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
       const refused = new Set(batch.filter((item) => !item.deferrable));
       const deferrable = batch.filter((item) => item.deferrable);
-      if (this.#full && deferrable.length > 0 && (await this.#spendReserve())) {
+      if (this.#full && deferrable.length > 0 && (await this.#reserve.spend())) {
         try {
           await this.#appendAll(deferrable);
           return refused;
@@ -703,51 +694,6 @@ export class JournalStore implements Store {
     }
   }
 
-  /**
-   * Sets the reserve aside, unless it is (a whole file of its size, written aside and renamed, is
-   * the only kind kept). On a full disk it tries again after `RESERVE_RETRY`, or once a segment
-   * was deleted; one that cannot be had for another reason than room is given up for this run
-   * (reported; settlements then wait for room in memory). @returns whether acceptances may be written.
-   */
-  async #setReserveAside(): Promise<boolean> {
-    if (this.#reserve !== 'missing') return true;
-    if (Date.now() < this.#reserveAgainAt) return false;
-    const file = path.join(this.#dir, RESERVE);
-    try {
-      if ((await stat(file).catch(() => undefined))?.size !== this.#reserveSize) {
-        await writeFile(`${file}.tmp`, Buffer.alloc(this.#reserveSize));
-        await rename(`${file}.tmp`, file);
-      }
-      this.#reserve = 'held';
-      return true;
-    } catch (error) {
-      await unlink(`${file}.tmp`).catch(() => undefined);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOSPC' || code === 'EDQUOT') {
-        this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
-        return false;
-      }
-      this.#reserve = 'none';
-      this.#report.warn('collector: the journal reserve could not be set aside (settlements wait for room in memory when the disk fills): %s', messageOf(error));
-      return true;
-    }
-  }
-
-  /** Gives the reserve's room to the settlements a full disk refused. @returns whether there was any. */
-  async #spendReserve(): Promise<boolean> {
-    if (this.#reserve !== 'held') return false;
-    try {
-      await unlink(path.join(this.#dir, RESERVE));
-    } catch (error) {
-      this.#report.warn('collector: the journal reserve could not be freed: %s', messageOf(error));
-      return false;
-    }
-    this.#reserve = 'missing';
-    this.#reserveAgainAt = Date.now() + RESERVE_RETRY;
-    this.#report.warn('collector: the disk is full: settlements are written into the room set aside for them (journal reserve); acceptances are refused until it can be set aside again');
-    return true;
-  }
-
   get #head(): Segment {
     return this.#segments.at(-1)!;
   }
@@ -761,7 +707,7 @@ export class JournalStore implements Store {
     const head = this.#head;
     // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
     // gives its room back at once: acceptances wait for that room.
-    const short = this.#full || this.#reserve === 'missing';
+    const short = this.#full || this.#reserve.missing;
     await this.#retired.trim(short);
     const idle = head.live === 0 && head.size >= (short ? 1 : this.#segmentSize / 8);
     if (head.size >= this.#segmentSize || idle) await this.#roll();
@@ -769,7 +715,7 @@ export class JournalStore implements Store {
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
     const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
     // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (this.#segments.length > 1 && !this.#full && this.#reserve !== 'missing' && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+    if (this.#segments.length > 1 && !this.#full && !this.#reserve.missing && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
       await this.#carry(this.#segments[0]!);
       await this.#removeDead();
     }
@@ -786,7 +732,7 @@ export class JournalStore implements Store {
       await this.#retired.retire(this.#segments[0]!);
       this.#segments.shift();
       // Room came back: the reserve may be set aside again at once.
-      this.#reserveAgainAt = 0;
+      this.#reserve.roomCameBack();
     }
   }
 
@@ -901,32 +847,6 @@ export class JournalStore implements Store {
     log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
   }
 
-  async #lock(): Promise<void> {
-    const file = path.join(this.#dir, LOCK);
-    try {
-      await this.#writeLock(file, 'wx');
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-      throw new DataDirLockedError(`${this.#dir} is in use by process ${holder} (${file})`);
-    }
-    // Left behind by a process that was killed: take it over.
-    await this.#writeLock(file, 'w');
-  }
-
-  /** Writes this process's id into the lock; on a full disk the file is left empty (created, it needs no room), and it still starts. */
-  async #writeLock(file: string, flag: 'w' | 'wx'): Promise<void> {
-    try {
-      await writeFile(file, String(process.pid), { flag });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      await writeFile(file, '');
-      this.#report.warn('collector: the disk is full: %s holds no process id, so it keeps no other collector out of %s until the next start', file, this.#dir);
-    }
-  }
 }
 
 /**
@@ -941,11 +861,3 @@ function line(record: JournalRecord): Buffer {
   return Buffer.from(`${JSON.stringify(record)}\n`);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

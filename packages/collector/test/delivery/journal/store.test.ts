@@ -1,10 +1,10 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type JournalOptions, JournalStore } from '../../src/delivery/journal.js';
-import { tempDir } from '../../../../test/helpers/collector.js';
-import type { Delivery } from '../../src/delivery/store.js';
-import { delivery, storeContract } from './store-contract.js';
+import { type JournalOptions, JournalStore } from '../../../src/delivery/journal/store.js';
+import { tempDir } from '../../../../../test/helpers/collector.js';
+import type { Delivery } from '../../../src/delivery/store.js';
+import { delivery, storeContract } from '../store-contract.js';
 
 storeContract('JournalStore', async () => {
   const temp = tempDir();

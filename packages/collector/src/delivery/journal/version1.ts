@@ -1,7 +1,7 @@
 import { prepareWebhook } from 'batched-analytics/internal';
-import { JournalVersionError } from './errors.js';
-import { type JournalRecord, lines, type Schedule } from './journal-format.js';
-import { type AudienceRecord, audienceKey, type Delivery } from './store.js';
+import { JournalVersionError } from '../errors.js';
+import { type JournalRecord, lines, type Schedule } from './format.js';
+import { type AudienceRecord, audienceKey, type Delivery } from '../store.js';
 
 /** What a version-1 journal held pending: deliveries in acceptance order, with their retries, and audiences' latest states. */
 export interface Version1State {

@@ -1,7 +1,7 @@
 // The journal's table of message ids: its memory bound, and what it answers.
 import { describe, expect, it } from 'vitest';
-import { type MessageKey, messageKey } from '../../src/delivery/message-key.js';
-import { SeenTable } from '../../src/delivery/seen-table.js';
+import { type MessageKey, messageKey } from '../../../src/delivery/journal/message-key.js';
+import { SeenTable } from '../../../src/delivery/journal/seen-table.js';
 
 const SEED = [12345, 67890] as const;
 const key = (source: string, messageId: string): MessageKey => messageKey(SEED, source, messageId, { hi: 0, lo: 0 });

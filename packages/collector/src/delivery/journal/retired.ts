@@ -1,8 +1,8 @@
 import { readdir, stat, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf } from 'batched-analytics/internal';
-import type { Reporter } from '../config/report.js';
-import type { Segment } from './journal-segment.js';
+import type { Reporter } from '../../config/report.js';
+import type { Segment } from './segment.js';
 
 const NAME = /^records-(\d{8})\.ndjson$/;
 

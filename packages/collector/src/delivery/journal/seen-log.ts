@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { GroupCommit } from 'batched-analytics/internal';
-import type { Reporter } from '../config/report.js';
-import { syncDirectory } from './journal-segment.js';
+import type { Reporter } from '../../config/report.js';
+import { syncDirectory } from './segment.js';
 import type { KeySeed, MessageKey } from './message-key.js';
 
 /** What starts every file: its format, then the seed of the keys in it. */
