@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { DueQueue } from '../due-queue.js';
@@ -38,7 +38,7 @@ import {
 export interface JournalOptions {
   /**
    * A new segment file is started once the current one holds this many bytes (or an eighth of it
-   * when nothing in it is pending any more). A segment is deleted once nothing in it is pending;
+   * when nothing in it is pending any more, or less when it holds more than the disk has left). A segment is deleted once nothing in it is pending;
    * and once the journal is larger than twice what is pending plus one segment, the oldest
    * segment's pending deliveries are copied forward and it is deleted. So the journal's disk
    * space comes back as deliveries settle, and reclaiming it never needs room for a full copy.
@@ -138,6 +138,10 @@ const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, def
 
 /** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
 const LEGACY = 'journal.ndjson';
+/** A drained head smaller than this is never weighed against the disk's free room. */
+const IDLE_LOOK = 64 * 1024;
+/** How often, at most, a drained head is weighed against the disk's free room, in ms. */
+const IDLE_LOOK_EVERY = 100;
 /** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
 const STALE_SLACK = 4_096;
 /** Deliveries claimed together that lie at most this far apart are read in one go. */
@@ -202,6 +206,8 @@ export class JournalStore implements Store {
   #seen: SeenIds | undefined;
   /** Room kept for settlements when the disk fills. */
   readonly #reserve: Reserve;
+  /** When `#outgrew` last looked at the disk (ms since the epoch). */
+  #lookedAt = 0;
   /** The recovery in progress, if any: the next waits for it. */
   #recovering: Promise<unknown> = Promise.resolve();
   /** Segments nothing pending is left in, kept for looking deliveries up. */
@@ -657,9 +663,8 @@ export class JournalStore implements Store {
       this.#full = false;
       return new Set();
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
       this.#failing = true;
-      this.#full = code === 'ENOSPC' || code === 'EDQUOT';
+      this.#full = isFull(error);
       this.#report.error('collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
       this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
       const refused = new Set(batch.filter((item) => !item.deferrable));
@@ -681,6 +686,19 @@ export class JournalStore implements Store {
       }
       return refused;
     }
+  }
+
+  /**
+   * Whether a head nothing pending is left in holds more than the disk has left: on a small disk a
+   * drained head below an eighth of a segment would take the room the next acceptances need.
+   * Looked at (statfs) at most every 100 ms, and only for a head of 64 KiB or more.
+   */
+  async #outgrew(head: Segment): Promise<boolean> {
+    const now = Date.now();
+    if (head.size < IDLE_LOOK || now < this.#lookedAt + IDLE_LOOK_EVERY) return false;
+    this.#lookedAt = now;
+    const { bavail, bsize } = await statfs(this.#dir);
+    return bavail * bsize < head.size;
   }
 
   /** Appends items to the head, in one write; each learns where it went. */
@@ -709,7 +727,7 @@ export class JournalStore implements Store {
     // gives its room back at once: acceptances wait for that room.
     const short = this.#full || this.#reserve.missing;
     await this.#retired.trim(short);
-    const idle = head.live === 0 && head.size >= (short ? 1 : this.#segmentSize / 8);
+    const idle = head.live === 0 && (head.size >= (short ? 1 : this.#segmentSize / 8) || (await this.#outgrew(head)));
     if (head.size >= this.#segmentSize || idle) await this.#roll();
     await this.#removeDead();
     const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
@@ -855,6 +873,12 @@ export class JournalStore implements Store {
  */
 function copied(bytes: Buffer, written: Queued['written']): Queued {
   return { bytes, sync: true, deferrable: false, written };
+}
+
+/** Whether a write failed for want of room. */
+function isFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 function line(record: JournalRecord): Buffer {
