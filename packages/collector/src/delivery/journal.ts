@@ -10,6 +10,8 @@ import { JOURNAL_VERSION, Segment, segmentNumbers } from './journal-segment.js';
 import { report } from '../config/report.js';
 import { DEDUPE_DEFAULTS } from '../config/config.js';
 import { SeenIds } from './seen-ids.js';
+import { UrlStateFile } from './url-state-file.js';
+import type { UrlState, UrlStateChange } from './url-states.js';
 import {
   type Arrival,
   type AudiencePlan,
@@ -818,6 +820,17 @@ export class JournalStore implements Store {
       await writeFile(file, '');
       report('warn', 'collector: the disk is full: %s holds no process id, so it keeps no other collector out of %s until the next start', file, this.#dir);
     }
+  }
+
+  // The URLs' states, in a file of their own beside the segments (see UrlStateFile).
+  #urls: UrlStateFile | undefined;
+
+  urlStates(): Promise<UrlState[]> {
+    return (this.#urls ??= new UrlStateFile(this.#dir)).urlStates();
+  }
+
+  changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }> {
+    return (this.#urls ??= new UrlStateFile(this.#dir)).changeUrlState(source, url, change);
   }
 }
 

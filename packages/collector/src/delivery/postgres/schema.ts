@@ -46,6 +46,9 @@ interface Migration {
  * accepting the same message at once wait for each other, and only one records it), with
  * `accepted_at` in ms since the epoch by the accepting collector's clock; the sweep deletes rows
  * older than the window through the index on it.
+ *
+ * `webhook_urls` holds the state of each webhook URL that failed (`UrlState` as JSON: since when it
+ * fails, whether it is disabled): a row per URL, changed under an advisory lock per URL, read whole.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -112,6 +115,17 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (source, message_id)
       );
       CREATE INDEX message_ids_accepted ON message_ids (accepted_at);`,
+  },
+  {
+    version: 6,
+    sql: `
+      CREATE TABLE webhook_urls (
+        source text NOT NULL,
+        url text NOT NULL,
+        state json NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (source, url)
+      );`,
   },
 ];
 
