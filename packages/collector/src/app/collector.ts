@@ -5,7 +5,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConfigError, log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
 import { CollectorMetrics } from '../observe/metrics.js';
 import { Access, isLoopback } from '../ingress/auth.js';
-import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
+import { ALERTS_SOURCE, alertSettings, type AlertsConfig, type CollectorConfig, MIN_TOKEN_LENGTH, type SourceConfig } from '../config/config.js';
+import { Alerts } from '../delivery/alerts.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { DeliveryEmitter } from '../delivery/events.js';
 import { Intake } from '../delivery/intake.js';
@@ -133,8 +134,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     if (snapshot !== undefined) await store.close().catch(() => undefined);
     throw error;
   }
-  const { hub, feed, router, deliverer, metrics } = opened;
-  const context: ServerContext = { config, router, hub, hosts, access, readiness, metrics };
+  const { hub, feed, router, deliverer, metrics, alerts } = opened;
+  const webhooks = { enable: (source: string, url: string) => deliverer.enable(source, url), urls: () => deliverer.urls(), alerts: () => alerts.latest() };
+  const context: ServerContext = { config, router, hub, hosts, access, readiness, metrics, webhooks };
   opened.serving(context);
   handler = createHandler(context);
   readiness.serving(() => store.ping?.() ?? Promise.resolve());
@@ -169,7 +171,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       const restart = RESTART_ONLY.filter((key) => !isDeepStrictEqual(next[key], context.config[key]));
       const kept = { ...next, ...Object.fromEntries(RESTART_ONLY.map((key) => [key, context.config[key]])) };
       const byName = new Map(kept.sources.map((source) => [source.name, source]));
-      deliverer.reconfigure(byName, kept.delivery);
+      deliverer.reconfigure(withAlerts(byName, kept.alerts), kept.delivery);
+      alerts.reconfigure(kept.alerts !== undefined);
       router.reconfigure(byName);
       feed.reconfigure(byName);
       const nextAccess = new Access(kept);
@@ -191,7 +194,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 async function serveFrom(
   store: Store,
   options: CollectorOptions,
-): Promise<{ hub: EventHub; feed: PageFeed; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; serving: (context: ServerContext) => void }> {
+): Promise<{ hub: EventHub; feed: PageFeed; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; alerts: Alerts; serving: (context: ServerContext) => void }> {
   const { config } = options;
   const sources = new Map(config.sources.map((source) => [source.name, source]));
   // The history lives beside the journal, or in the database every process sharing it uses; with
@@ -205,7 +208,9 @@ async function serveFrom(
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
   const events = new DeliveryEmitter();
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, events });
+  const deliverer = new Deliverer({ sources: withAlerts(sources, config.alerts), delivery: config.delivery, queue: config.queue, store, events });
+  const alerts = new Alerts({ store, deliverer, events, lease: config.queue.lease, sending: config.alerts !== undefined });
+  alerts.follow(events);
   const intake = new Intake({ store, deliverer, events, lease: config.queue.lease });
   let running: { config: CollectorConfig } = { config };
   const metrics = new CollectorMetrics({
@@ -219,5 +224,11 @@ async function serveFrom(
   metrics.follow(events);
   logDeliveries(events);
   const router = new Router({ intake, hub, sources });
-  return { hub, feed, router, deliverer, metrics, serving: (context) => (running = context) };
+  return { hub, feed, router, deliverer, metrics, alerts, serving: (context) => (running = context) };
+}
+
+/** The sources the deliverer delivers for: the config's, and the alerts' own when they go somewhere. */
+function withAlerts(sources: ReadonlyMap<string, SourceConfig>, alerts: AlertsConfig | undefined): ReadonlyMap<string, SourceConfig> {
+  if (alerts === undefined) return sources;
+  return new Map(sources).set(ALERTS_SOURCE, { name: ALERTS_SOURCE, writeKey: '', webhooks: alertSettings(alerts) });
 }

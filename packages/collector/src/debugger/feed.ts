@@ -1,5 +1,5 @@
 import { describeFilter, displayUrl, filterTakes, type WebhookFilter } from 'batched-analytics/internal';
-import { type SourceConfig, WEBHOOKS } from '../config/config.js';
+import { ALERTS_SOURCE, type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { DeliveryEmitter, Entry, Route } from '../delivery/events.js';
 import type { EventHub } from './events.js';
 import type { EventView, WebhookStatus, WebhookView } from './views.js';
@@ -51,7 +51,8 @@ export class PageFeed {
     // A delivery this process claimed that it has not shown: accepted by another process sharing
     // the store, or before a restart.
     events.on('claimed', ({ delivery }) => {
-      if (hub.get(delivery.id) !== undefined) return;
+      // The collector's own alerts are listed apart, not as messages.
+      if (hub.get(delivery.id) !== undefined || delivery.source === ALERTS_SOURCE) return;
       const source = this.#sources.get(delivery.source);
       const routes: Route[] =
         source === undefined

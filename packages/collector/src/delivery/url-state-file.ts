@@ -1,7 +1,7 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { urlKey, type UrlState, type UrlStateChange, type UrlStates } from './url-states.js';
+import { withoutUndefined, urlKey, type UrlState, type UrlStateChange, type UrlStates } from './url-states.js';
 
 /** The file in the data dir that holds the URLs' states. */
 export const URL_STATES_FILE = 'urls.json';
@@ -23,6 +23,8 @@ export class UrlStateFile implements UrlStates {
   }
 
   async urlStates(): Promise<UrlState[]> {
+    // What was changed before is read back.
+    await this.#writing;
     return [...(await this.#loaded()).values()].map((state) => ({ ...state }));
   }
 
@@ -33,7 +35,7 @@ export class UrlStateFile implements UrlStates {
       const before = states.get(key);
       const next = change(before === undefined ? undefined : { ...before });
       if (next === undefined || isDeepStrictEqual(next, before)) return { before, after: before };
-      const after = { ...next, source, url };
+      const after = withoutUndefined({ ...next, source, url });
       const written = new Map(states).set(key, after);
       await this.#write([...written.values()]);
       states.set(key, after);

@@ -43,3 +43,8 @@ export interface UrlStates {
 export function urlKey(source: string, url: string): string {
   return JSON.stringify([source, url]);
 }
+
+/** An object as JSON keeps it: entries cleared (undefined) left out. */
+export function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
+}

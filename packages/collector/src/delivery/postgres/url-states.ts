@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { UrlState, UrlStateChange, UrlStates } from '../url-states.js';
+import { withoutUndefined, type UrlState, type UrlStateChange, type UrlStates } from '../url-states.js';
 import { transaction } from './transaction.js';
 
 /** Serialises the changes of one URL's state across processes, for the length of the transaction. */
@@ -33,7 +33,7 @@ export class PostgresUrlStates implements UrlStates {
         const before = (await client.query<{ state: UrlState }>(READ_URL, [source, url])).rows[0]?.state;
         const next = change(before === undefined ? undefined : { ...before });
         if (next === undefined) return { before, after: before };
-        const after = { ...next, source, url };
+        const after = withoutUndefined({ ...next, source, url });
         await client.query(WRITE_URL, [source, url, JSON.stringify(after)]);
         return { before, after };
       }),
