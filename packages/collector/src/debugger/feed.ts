@@ -5,6 +5,8 @@ import type { EventHub } from './events.js';
 import type { EventView, WebhookStatus, WebhookView } from './views.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
+/** The note of a URL a delivery is kept for. */
+const KEPT = 'kept: the URL is disabled; sent once it is enabled again';
 /** The note of a URL whose filter does not take the message. */
 const FILTERED_OUT = 'not sent: its filter does not take this message';
 /** Webhook statuses a delivery's end leaves as they are. */
@@ -78,6 +80,9 @@ export class PageFeed {
       for (const { index, retryable, message } of failures) {
         hub.updateWebhook(delivery.id, index, retryable ? { status: 'retrying', attempt, note: message, nextAttemptAt } : { status: 'failed', attempt, note: message });
       }
+    });
+    events.on('kept', ({ delivery, attempt, targets }) => {
+      for (const index of targets) hub.updateWebhook(delivery.id, index, { status: 'retrying', attempt, note: KEPT, nextAttemptAt: undefined });
     });
     events.on('settled', ({ delivery, outcome, error }) => {
       const view = hub.get(delivery.id);
