@@ -401,8 +401,9 @@ export class Deliverer {
     const settings = this.#sources.get(name)?.webhooks;
     if (current === undefined && settings !== undefined) {
       const destination = new WebhookDestination(settings, this.#options);
-      destination.on('attempt', ({ id, messageId, attempt, index, url, ok, status, error, duration }) => {
-        this.#health.attempted(name, settings.webhooks[index]!.url, ok, { messageId, status, error });
+      destination.on('attempt', (event) => {
+        const { id, attempt, index, url, ok, status, error, duration } = event;
+        this.#health.attempted(name, settings.webhooks[index]!.url, event);
         this.#events.emit('attempt', { id, source: name, attempt, index, url, ok, status, error, duration });
       });
       destination.on('recovered', ({ index }) => this.#hasten(name, index));

@@ -7,8 +7,9 @@ import { urlKey, type UrlState, type UrlStateChange, type UrlStates } from './ur
 /** `endpoint.failing` is sent at most this often per URL, in ms: an hour. */
 export const FAILING_ALERT_EVERY = 60 * 60 * 1000;
 
-/** One failed attempt at a URL, as the destination told it. */
-export interface UrlFailure {
+/** One attempt at a URL, as the destination told it (its `attempt` event, taken as it is). */
+export interface UrlAttempt {
+  ok: boolean;
   messageId: string;
   status?: number;
   error?: Error;
@@ -30,6 +31,8 @@ export class UrlHealth {
   #states = new Map<string, UrlState>();
   /** Sources with a URL disabled or enabled again: the fast path skips all others with one lookup. */
   #affected = new Set<string>();
+  /** Sources with a URL failing now: a success elsewhere needs no lookup. */
+  #failing = new Set<string>();
   /** Failed attempts in a row, by `urlKey`, in this process. */
   readonly #failures = new Map<string, number>();
   /** URLs whose state is being changed: their next attempts do not pile up writes. */
@@ -54,7 +57,7 @@ export class UrlHealth {
     const states = await this.#store.urlStates();
     const enabled = states.filter((state) => state.disabledAt === undefined && this.#states.get(urlKey(state.source, state.url))?.disabledAt !== undefined);
     this.#states = new Map(states.map((state) => [urlKey(state.source, state.url), state]));
-    this.#affected = affected(states);
+    this.#index();
     return enabled;
   }
 
@@ -78,9 +81,11 @@ export class UrlHealth {
   }
 
   /** An attempt at `url` ended: a success clears its failures, a failure may make it failing or disabled. */
-  attempted(source: string, url: string, ok: boolean, failure: UrlFailure): void {
+  attempted(source: string, url: string, attempt: UrlAttempt): void {
+    const { ok } = attempt;
     // An alert URL that fails never alerts about itself, nor is disabled: alerts are given up by their retry window.
-    if (source === ALERTS_SOURCE) return;
+    // The common case costs nothing more: a success while no URL of its source fails.
+    if (source === ALERTS_SOURCE || (ok && this.#failures.size === 0 && !this.#failing.has(source))) return;
     const key = urlKey(source, url);
     const state = this.#states.get(key);
     if (ok) {
@@ -91,7 +96,7 @@ export class UrlHealth {
     const failures = (this.#failures.get(key) ?? 0) + 1;
     this.#failures.set(key, failures);
     const now = Date.now();
-    const last = lastOf(failure);
+    const last = lastOf(attempt);
     if (state?.failingSince === undefined) {
       this.#change(key, source, url, (current) => (current?.failingSince === undefined ? { ...current!, failingSince: now, ...last } : undefined));
     } else if (state.disabledAt === undefined && now - state.failingSince >= this.#options.disableAfter) {
@@ -104,7 +109,7 @@ export class UrlHealth {
         ({ before, after }) => {
           if (before?.disabledAt !== undefined || after?.disabledAt === undefined) return;
           report('warn', 'collector: %s: a webhook URL of the source is disabled: every attempt at it failed since %s', source, new Date(after.failingSince!).toISOString());
-          this.#events.emit('urlDisabled', { state: after, messageId: failure.messageId });
+          this.#events.emit('urlDisabled', { state: after, messageId: attempt.messageId });
         },
       );
     } else if (failures >= this.#options.failingAfter && (state.failingAlertAt === undefined || now - state.failingAlertAt >= FAILING_ALERT_EVERY)) {
@@ -115,7 +120,7 @@ export class UrlHealth {
         (current) => (current !== undefined && (current.failingAlertAt === undefined || now - current.failingAlertAt >= FAILING_ALERT_EVERY) ? { ...current, failingAlertAt: now } : undefined),
         ({ before, after }) => {
           if (after?.failingAlertAt === before?.failingAlertAt) return;
-          this.#events.emit('urlFailing', { state: { ...after!, ...last }, failures, messageId: failure.messageId });
+          this.#events.emit('urlFailing', { state: { ...after!, ...last }, failures, messageId: attempt.messageId });
         },
       );
     }
@@ -133,11 +138,18 @@ export class UrlHealth {
     const key = urlKey(source, url);
     this.#failures.delete(key);
     if (after !== undefined) this.#states.set(key, after);
-    this.#affected = affected(this.#states.values());
+    this.#index();
     if (before?.disabledAt === undefined) return undefined;
     log('collector: %s: a webhook URL was enabled again', source);
     this.#events.emit('urlEnabled', { state: after!, disabledAt: before.disabledAt });
     return after;
+  }
+
+  /** Which sources have URLs disabled, enabled again, or failing: the fast paths' sets. */
+  #index(): void {
+    const states = [...this.#states.values()];
+    this.#affected = new Set(states.filter((state) => state.disabledAt !== undefined || state.enabledAt !== undefined).map((state) => state.source));
+    this.#failing = new Set(states.filter((state) => state.failingSince !== undefined).map((state) => state.source));
   }
 
   /** Changes a URL's state in the store, one change per URL at a time; then keeps what the store has. */
@@ -148,7 +160,7 @@ export class UrlHealth {
       .changeUrlState(source, url, change)
       .then((result) => {
         if (result.after !== undefined) this.#states.set(key, result.after);
-        if (result.after?.disabledAt !== undefined) this.#affected.add(source);
+        this.#index();
         then?.(result);
       })
       .catch((error: unknown) => report('warn', 'collector: could not record the state of a webhook URL of %s (tried again on its next attempt): %s', source, messageOf(error)))
@@ -156,12 +168,9 @@ export class UrlHealth {
   }
 }
 
-function affected(states: Iterable<UrlState>): Set<string> {
-  return new Set([...states].filter((state) => state.disabledAt !== undefined || state.enabledAt !== undefined).map((state) => state.source));
-}
 
 /** A failure as alerts and the page show it: the status when the URL answered, else the error's words. */
-function lastOf({ status, error }: UrlFailure): Pick<UrlState, 'lastStatus' | 'lastError'> {
+function lastOf({ status, error }: UrlAttempt): Pick<UrlState, 'lastStatus' | 'lastError'> {
   if (status !== undefined) return { lastStatus: status, lastError: undefined };
   return { lastStatus: error instanceof HttpError ? error.status : undefined, lastError: error?.message };
 }

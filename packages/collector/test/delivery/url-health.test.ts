@@ -16,7 +16,7 @@ afterEach(async () => {
 afterAll(() => temp.remove());
 
 const URL = 'https://hooks.example.com/in?token=s3cret';
-const failure = (messageId: string) => ({ messageId, status: 500, error: new HttpError(500, 'Internal Server Error') });
+const failure = (messageId: string) => ({ ok: false, messageId, status: 500, error: new HttpError(500, 'Internal Server Error') });
 
 async function setUp(failing: { disableAfter: number; failingAfter: number }) {
   const store = new JournalStore(`${temp.dir}/${Math.random().toString(36).slice(2)}`);
@@ -32,7 +32,7 @@ async function setUp(failing: { disableAfter: number; failingAfter: number }) {
 /** Each failure, and the store change it may start, before the next: as attempts come one after another. */
 async function fail(health: UrlHealth, store: JournalStore, times: number, from = 0): Promise<void> {
   for (let n = 0; n < times; n++) {
-    health.attempted('web', URL, false, failure(`m-${from + n}`));
+    health.attempted('web', URL, failure(`m-${from + n}`));
     // The journal reads back once what was changed before is written; then the health keeps it.
     await store.urlStates();
     await new Promise((resolve) => setImmediate(resolve));
@@ -62,7 +62,7 @@ describe('UrlHealth', () => {
     expect(told.map(({ type }) => type)).toEqual(['urlFailing', 'urlFailing']);
 
     // A success ends the run: it has to fail failingAfter times again (and wait out the hour) to be told of again.
-    restarted.attempted('web', URL, true, { messageId: 'ok' });
+    restarted.attempted('web', URL, { ok: true, messageId: 'ok' });
     await store.urlStates();
     await new Promise((resolve) => setImmediate(resolve));
     expect(restarted.states()).toEqual([expect.not.objectContaining({ failingSince: expect.anything() })]);
@@ -106,7 +106,7 @@ describe('UrlHealth', () => {
     const { told, make } = await setUp({ disableAfter: 1, failingAfter: 1 });
     const health = make();
     for (let n = 0; n < 3; n++) {
-      health.attempted('@alerts', URL, false, failure(`a-${n}`));
+      health.attempted('@alerts', URL, failure(`a-${n}`));
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(told).toEqual([]);
