@@ -1,4 +1,4 @@
-import { HttpError, log, messageOf } from 'batched-analytics/internal';
+import { displayUrl, HttpError, log, messageOf } from 'batched-analytics/internal';
 import { ALERTS_SOURCE, FAILING_DEFAULTS, type FailingOptions } from '../config/config.js';
 import { report } from '../config/report.js';
 import type { DeliveryEmitter } from './events.js';
@@ -108,7 +108,7 @@ export class UrlHealth {
         (current) => (current?.failingSince !== undefined && current.disabledAt === undefined && now - current.failingSince >= disableAfter ? { ...current, disabledAt: now, ...last } : undefined),
         ({ before, after }) => {
           if (before?.disabledAt !== undefined || after?.disabledAt === undefined) return;
-          report('warn', 'collector: %s: a webhook URL of the source is disabled: every attempt at it failed since %s', source, new Date(after.failingSince!).toISOString());
+          report('warn', 'collector: %s: webhook URL %s is disabled: every attempt at it failed since %s; POST /v1/webhooks/enable enables it', source, displayUrl(url), new Date(after.failingSince!).toISOString());
           this.#events.emit('urlDisabled', { state: after, messageId: attempt.messageId });
         },
       );

@@ -1,7 +1,7 @@
 // Failing receivers through the real CLI and real loopback receivers: a URL all of whose attempts
 // fail for `delivery.disableAfter` is disabled (no more requests; what waits for it is kept while
 // the source's other URL gets everything), alerts arrive signed as Standard Webhooks, and enabling
-// the URL delivers what was kept, once. The same survives a restart on the journal, and holds for
+// the URL delivers what was kept, once. The same survives a restart on the journal and a reload, and holds for
 // two collectors on one PostgreSQL database (skipped without it; fails so under CI=true).
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
@@ -100,7 +100,9 @@ describe('serve: a webhook URL that keeps failing', () => {
       const shop = await healingReceiver();
       const alerts = await receiver();
       const secret = newSecret();
-      const file = writeConfig(temp.dir, config({ down: down.url, up: up.url, shop: shop.hook.url, alerts: alerts.url }, secret), `failing-${Math.random()}.json`);
+      const urls = { down: down.url, up: up.url, shop: shop.hook.url, alerts: alerts.url };
+      const name = `failing-${Math.random()}.json`;
+      const file = writeConfig(temp.dir, config(urls, secret), name);
       const started = await start(['--config', file, '--port', '0']);
       let collectors = started.collectors;
 
@@ -118,9 +120,16 @@ describe('serve: a webhook URL that keeps failing', () => {
       const counted = await Promise.all(collectors.map(async (collector) => (await scrape(collector.url)).value('batched_analytics_alerts_total', { type: 'endpoint.disabled' })));
       expect(counted.reduce((sum, count) => sum + count, 0)).toBe(2);
 
-      // Disabled: it gets nothing more, also after a restart, while the other URL of the source gets everything.
+      // Disabled: it gets nothing more, also after a restart and a reload that remakes the
+      // destinations (new delivery options), while the other URL of the source gets everything.
       await sleep(300);
       collectors = await started.restart();
+      const reloaded = config(urls, secret);
+      writeConfig(temp.dir, { ...reloaded, delivery: { ...reloaded.delivery, timeout: 4_000 } }, name);
+      for (const collector of collectors) {
+        collector.child.kill('SIGHUP');
+        await waitFor(() => collector.stderr().includes('config reloaded'), 'the reload');
+      }
       const [downBefore, shopBefore] = [down.requests.length, shop.hook.requests.length];
       const kept = sent;
       sent = await sendFor(collectors, 1_000, sent);
