@@ -97,32 +97,24 @@ export class UrlHealth {
     this.#failures.set(key, failures);
     const now = Date.now();
     const last = lastOf(attempt);
-    if (state?.failingSince === undefined) {
+    const { disableAfter, failingAfter } = this.#options;
+    const disabling = (current: UrlState | undefined) => current?.failingSince !== undefined && current.disabledAt === undefined && now - current.failingSince >= disableAfter;
+    const alertDue = (current: UrlState | undefined) => current?.failingAlertAt === undefined || now - current.failingAlertAt >= FAILING_ALERT_EVERY;
+    if (disabling(state)) {
+      this.#change(key, source, url, (current) => (disabling(current) ? { ...current!, disabledAt: now, ...last } : undefined), ({ before, after }) => {
+        if (before?.disabledAt !== undefined || after?.disabledAt === undefined) return;
+        report('warn', 'collector: %s: webhook URL %s is disabled: every attempt at it failed since %s; POST /v1/webhooks/enable enables it', source, displayUrl(url), new Date(after.failingSince!).toISOString());
+        this.#events.emit('urlDisabled', { state: after, messageId: attempt.messageId });
+      });
+    } else if (failures >= failingAfter && alertDue(state)) {
+      // Its first failure too, when failingAfter is 1.
+      const change = (current: UrlState | undefined) => (alertDue(current) ? { ...current!, failingSince: current?.failingSince ?? now, failingAlertAt: now, ...last } : undefined);
+      this.#change(key, source, url, change, ({ before, after }) => {
+        if (after?.failingAlertAt === before?.failingAlertAt) return;
+        this.#events.emit('urlFailing', { state: after!, failures, messageId: attempt.messageId });
+      });
+    } else if (state?.failingSince === undefined) {
       this.#change(key, source, url, (current) => (current?.failingSince === undefined ? { ...current!, failingSince: now, ...last } : undefined));
-    } else if (state.disabledAt === undefined && now - state.failingSince >= this.#options.disableAfter) {
-      const { disableAfter } = this.#options;
-      this.#change(
-        key,
-        source,
-        url,
-        (current) => (current?.failingSince !== undefined && current.disabledAt === undefined && now - current.failingSince >= disableAfter ? { ...current, disabledAt: now, ...last } : undefined),
-        ({ before, after }) => {
-          if (before?.disabledAt !== undefined || after?.disabledAt === undefined) return;
-          report('warn', 'collector: %s: webhook URL %s is disabled: every attempt at it failed since %s; POST /v1/webhooks/enable enables it', source, displayUrl(url), new Date(after.failingSince!).toISOString());
-          this.#events.emit('urlDisabled', { state: after, messageId: attempt.messageId });
-        },
-      );
-    } else if (failures >= this.#options.failingAfter && (state.failingAlertAt === undefined || now - state.failingAlertAt >= FAILING_ALERT_EVERY)) {
-      this.#change(
-        key,
-        source,
-        url,
-        (current) => (current !== undefined && (current.failingAlertAt === undefined || now - current.failingAlertAt >= FAILING_ALERT_EVERY) ? { ...current, failingAlertAt: now } : undefined),
-        ({ before, after }) => {
-          if (after?.failingAlertAt === before?.failingAlertAt) return;
-          this.#events.emit('urlFailing', { state: { ...after!, ...last }, failures, messageId: attempt.messageId });
-        },
-      );
     }
   }
 

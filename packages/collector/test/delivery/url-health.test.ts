@@ -68,6 +68,14 @@ describe('UrlHealth', () => {
     expect(restarted.states()).toEqual([expect.not.objectContaining({ failingSince: expect.anything() })]);
   });
 
+  it('with failingAfter 1, tells endpoint.failing on the first failure', async () => {
+    const { store, told, make } = await setUp({ disableAfter: FAILING_ALERT_EVERY, failingAfter: 1 });
+    const health = make();
+    await health.refresh();
+    await fail(health, store, 1);
+    expect(told).toEqual([{ type: 'urlFailing', payload: { failures: 1, messageId: 'm-0', state: expect.objectContaining({ failingSince: expect.any(Number), lastStatus: 500 }) } }]);
+  });
+
   it('disables a URL whose attempts have all failed for disableAfter, once, and keeps it so across a restart until it is enabled', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: 5_000_000 });
     const { store, told, make } = await setUp({ disableAfter: 60_000, failingAfter: 1_000 });
