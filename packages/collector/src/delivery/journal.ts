@@ -825,11 +825,13 @@ export class JournalStore implements Store {
   // The URLs' states, in a file of their own beside the segments (see UrlStateFile).
   #urls: UrlStateFile | undefined;
 
-  urlStates(): Promise<UrlState[]> {
+  async urlStates(): Promise<UrlState[]> {
+    this.#usable();
     return (this.#urls ??= new UrlStateFile(this.#dir)).urlStates();
   }
 
-  changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }> {
+  async changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }> {
+    this.#usable();
     return (this.#urls ??= new UrlStateFile(this.#dir)).changeUrlState(source, url, change);
   }
 }

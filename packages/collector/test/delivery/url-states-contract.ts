@@ -44,6 +44,14 @@ export function urlStatesContract(store: () => Store): void {
       expect(await opened.urlStates()).toEqual([{ source: 'web', url: 'https://a.example/', disabledAt: 1 }]);
     });
 
+    it('rejects after close with ERR_STORE_CLOSED', async () => {
+      const closed = store();
+      await closed.open();
+      await closed.close();
+      await expect(closed.urlStates()).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+      await expect(closed.changeUrlState('web', 'https://a.example/', disable(1))).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' });
+    });
+
     it('serialises changes of one URL, also between two stores on the same data: only one of two disables finds it enabled', async () => {
       const first = store();
       await first.open();
