@@ -5,8 +5,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConfigError, log, WEBHOOK_DEFAULTS } from 'batched-analytics/internal';
 import { CollectorMetrics } from '../observe/metrics.js';
 import { Access, isLoopback } from '../ingress/auth.js';
-import { type CollectorConfig, MIN_TOKEN_LENGTH } from '../config/config.js';
+import { ALERTS_SOURCE, alertSettings, type AlertsConfig, type CollectorConfig, MIN_TOKEN_LENGTH, type SourceConfig } from '../config/config.js';
 import { type CollectorLogger, partLogger, Reporter } from '../config/report.js';
+import { Alerts } from '../delivery/alerts.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { DeliveryEmitter } from '../delivery/events.js';
 import { Intake } from '../delivery/intake.js';
@@ -144,8 +145,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     if (snapshot !== undefined) await store.close().catch(() => undefined);
     throw error;
   }
-  const { hub, feed, router, deliverer, metrics } = opened;
-  const context: ServerContext = { config, router, records: store, hub, hosts, access, readiness, metrics, report: ingress };
+  const { hub, feed, router, deliverer, metrics, alerts } = opened;
+  const webhooks = { enable: (source: string, url: string) => deliverer.enable(source, url), urls: () => deliverer.urls(), alerts: () => alerts.latest() };
+  const context: ServerContext = { config, router, records: store, hub, hosts, access, readiness, metrics, report: ingress, webhooks };
   opened.serving(context);
   handler = createHandler(context);
   readiness.serving(() => store.ping?.() ?? Promise.resolve());
@@ -180,7 +182,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       const restart = RESTART_ONLY.filter((key) => !isDeepStrictEqual(next[key], context.config[key]));
       const kept = { ...next, ...Object.fromEntries(RESTART_ONLY.map((key) => [key, context.config[key]])) };
       const byName = new Map(kept.sources.map((source) => [source.name, source]));
-      deliverer.reconfigure(byName, kept.delivery);
+      deliverer.reconfigure(withAlerts(byName, kept.alerts), kept.delivery);
+      alerts.reconfigure(kept.alerts !== undefined);
       router.reconfigure(byName);
       feed.reconfigure(byName);
       const nextAccess = new Access(kept);
@@ -203,7 +206,7 @@ async function serveFrom(
   store: Store,
   options: CollectorOptions,
   report: Reporter,
-): Promise<{ hub: EventHub; feed: PageFeed; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; serving: (context: ServerContext) => void }> {
+): Promise<{ hub: EventHub; feed: PageFeed; router: Router; deliverer: Deliverer; metrics: CollectorMetrics; alerts: Alerts; serving: (context: ServerContext) => void }> {
   const { config } = options;
   const sources = new Map(config.sources.map((source) => [source.name, source]));
   // The history lives beside the journal, or in the database every process sharing it uses; with
@@ -217,7 +220,9 @@ async function serveFrom(
   const hub = new EventHub({ retention: config.historyEvents, history });
   await hub.load();
   const events = new DeliveryEmitter();
-  const deliverer = new Deliverer({ sources, delivery: config.delivery, queue: config.queue, store, events, report: report.child('deliverer') });
+  const deliverer = new Deliverer({ sources: withAlerts(sources, config.alerts), delivery: config.delivery, queue: config.queue, store, events, report: report.child('deliverer') });
+  const alerts = new Alerts({ store, deliverer, events, lease: config.queue.lease, sending: config.alerts !== undefined, report: report.child('alerts') });
+  alerts.follow(events);
   const intake = new Intake({ store, deliverer, events, lease: config.queue.lease });
   let running: { config: CollectorConfig } = { config };
   const metrics = new CollectorMetrics({
@@ -231,5 +236,11 @@ async function serveFrom(
   metrics.follow(events);
   logDeliveries(events, report.child('deliveries'));
   const router = new Router({ intake, records: store, sources });
-  return { hub, feed, router, deliverer, metrics, serving: (context) => (running = context) };
+  return { hub, feed, router, deliverer, metrics, alerts, serving: (context) => (running = context) };
+}
+
+/** The sources the deliverer delivers for: the config's, and the alerts' own when they go somewhere. */
+function withAlerts(sources: ReadonlyMap<string, SourceConfig>, alerts: AlertsConfig | undefined): ReadonlyMap<string, SourceConfig> {
+  if (alerts === undefined) return sources;
+  return new Map(sources).set(ALERTS_SOURCE, { name: ALERTS_SOURCE, writeKey: '', webhooks: alertSettings(alerts) });
 }

@@ -13,7 +13,36 @@ import { jsonSyntaxError } from './json-syntax.js';
 export type DeliveryOptions = Pick<
   WebhookDestinationOptions,
   'timeout' | 'retryWindow' | 'minRetryDelay' | 'maxRetryDelay' | 'maxRequestsPerUrl' | 'breakerThreshold'
->;
+> &
+  Partial<FailingOptions>;
+
+/** When the collector gives up on a webhook URL that keeps failing (see docs/collector.md, "Failing receivers"). */
+export interface FailingOptions {
+  /**
+   * How long every attempt at a URL must have failed, in ms, before it is disabled: no request
+   * goes to it until it is enabled again, and what waits for it is kept.
+   * @default 432000000 (5 days)
+   */
+  disableAfter: number;
+  /**
+   * Failed attempts in a row after which a URL sends the `endpoint.failing` alert (at most once an hour).
+   * @default 10
+   */
+  failingAfter: number;
+}
+
+/** Defaults of {@link FailingOptions}, declared once: five days, as Svix. */
+export const FAILING_DEFAULTS: Readonly<FailingOptions> = Object.freeze({ disableAfter: 5 * 24 * 60 * 60 * 1000, failingAfter: 10 });
+
+/** The source the collector's own alerts are delivered as (to `alerts.url`): no source of the config may take its name. */
+export const ALERTS_SOURCE = '@alerts';
+
+/** Where operational webhooks (alerts about failing receivers) go, signed as Standard Webhooks. */
+export interface AlertsConfig {
+  url: string;
+  /** A Standard Webhooks secret, `whsec_` and base64: never logged or shown. */
+  secret: string;
+}
 
 /** How the collector's HTTP server treats its clients. Durations in ms. */
 export interface ServerOptions {
@@ -175,6 +204,8 @@ export interface CollectorConfig {
   store?: string;
   /** How long the collector waits on PostgreSQL (with `store` or `--store`). */
   postgres: PostgresOptions;
+  /** Where alerts about failing receivers go; absent: nowhere (they are still logged and counted). */
+  alerts?: AlertsConfig;
 }
 
 /** Defaults of the config's top-level entries. */
@@ -183,7 +214,7 @@ export const CONFIG_DEFAULTS = { historyEvents: 10_000 } as const;
 /** The one destination the local collector has, under its case-sensitive integrations name. */
 export const WEBHOOKS = 'Webhooks';
 
-const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'dedupe', 'retention', 'allowedHosts', 'historyEvents', 'store', 'postgres'];
+const TOP_KEYS = ['adminToken', 'readToken', 'sources', 'delivery', 'server', 'queue', 'dedupe', 'retention', 'allowedHosts', 'historyEvents', 'store', 'postgres', 'alerts'];
 const SOURCE_KEYS = ['name', 'writeKey', 'destinations', 'allowedOrigins'];
 const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   timeout: 1,
@@ -192,6 +223,8 @@ const DELIVERY_MINIMUMS: Record<keyof DeliveryOptions, number> = {
   maxRetryDelay: 0,
   maxRequestsPerUrl: 1,
   breakerThreshold: 1,
+  disableAfter: 1,
+  failingAfter: 1,
 };
 /** Both timeouts are capped: a longer one lets slow clients hold connections for minutes. */
 const SERVER_LIMITS: Record<keyof ServerLimits, [min: number, max: number]> = {
@@ -247,6 +280,7 @@ export function parseConfig(input: unknown): CollectorConfig {
     throw new ConfigError('readToken', 'Expected `readToken` to differ from `adminToken`: the same token cannot both allow and refuse replays');
   }
   if (top.store !== undefined) config.store = postgresUrl('store', top.store);
+  if (top.alerts !== undefined) config.alerts = parseAlerts(top.alerts, config.delivery);
   if (!Array.isArray(top.sources) || top.sources.length === 0) {
     throw new ConfigError('sources', `Expected \`sources\` to be a non-empty array, got ${describe(top.sources)}`);
   }
@@ -268,7 +302,7 @@ export function parseConfig(input: unknown): CollectorConfig {
 function parseSource(input: unknown, path: string, delivery: DeliveryOptions): SourceConfig {
   const entry = object(path, input, SOURCE_KEYS);
   const source: SourceConfig = {
-    name: nonEmptyString(`${path}.name`, entry.name),
+    name: sourceName(`${path}.name`, entry.name),
     writeKey: parseWriteKey(`${path}.writeKey`, entry.writeKey),
   };
   if (entry.allowedOrigins !== undefined) source.allowedOrigins = parseOrigins(`${path}.allowedOrigins`, entry.allowedOrigins);
@@ -295,6 +329,26 @@ function parseDelivery(input: unknown): DeliveryOptions {
     throw new ConfigError('delivery.maxRetryDelay', `Expected \`delivery.maxRetryDelay\` to be >= \`delivery.minRetryDelay\` (${minRetryDelay}), got \`${maxRetryDelay}\``);
   }
   return delivery;
+}
+
+/** The alert receiver's settings as a Webhooks destination's: one URL, signed with the secret. */
+export function alertSettings({ url, secret }: AlertsConfig): WebhookSettings {
+  return { webhooks: [{ url }], standardWebhooks: { secrets: [secret] } };
+}
+
+function parseAlerts(input: unknown, delivery: DeliveryOptions): AlertsConfig {
+  const entry = object('alerts', input, ['url', 'secret']);
+  const alerts = { url: nonEmptyString('alerts.url', entry.url), secret: nonEmptyString('alerts.secret', entry.secret) };
+  try {
+    resolveWebhookConfig(alertSettings(alerts), delivery);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // The destination names its own entries; the config has two. Its message never quotes a secret.
+    const option = error.option.startsWith('standardWebhooks') ? 'alerts.secret' : 'alerts.url';
+    const detail = option === 'alerts.secret' ? 'a Standard Webhooks secret: "whsec_" followed by the base64 of 24 to 64 bytes' : 'an absolute http or https URL without credentials';
+    throw new ConfigError(option, `Expected \`${option}\` to be ${detail}`);
+  }
+  return alerts;
 }
 
 function parseServer(input: unknown): ServerOptions {
@@ -411,6 +465,12 @@ function nonEmptyString(path: string, value: unknown): string {
     throw new ConfigError(path, `Expected \`${path}\` to be a non-empty string, got ${describe(value)}`);
   }
   return value;
+}
+
+function sourceName(path: string, value: unknown): string {
+  const name = nonEmptyString(path, value);
+  if (name === ALERTS_SOURCE) throw new ConfigError(path, `Expected \`${path}\` to be another name: ${JSON.stringify(ALERTS_SOURCE)} is the collector's own, for its alerts`);
+  return name;
 }
 
 /** Shortest `adminToken` or `readToken`: short enough to guess is no protection. */

@@ -1,10 +1,12 @@
 import { describeFilter, displayUrl, filterTakes, type WebhookFilter } from 'batched-analytics/internal';
-import { type SourceConfig, WEBHOOKS } from '../config/config.js';
+import { ALERTS_SOURCE, type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { DeliveryEmitter, Entry, Route } from '../delivery/events.js';
 import type { EventHub } from './events.js';
 import type { EventView, WebhookStatus, WebhookView } from './views.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
+/** The note of a URL a delivery is kept for. */
+const KEPT = 'kept: the URL is disabled; sent once it is enabled again';
 /** The note of a URL whose filter does not take the message. */
 const FILTERED_OUT = 'not sent: its filter does not take this message';
 /** Webhook statuses a delivery's end leaves as they are. */
@@ -51,7 +53,8 @@ export class PageFeed {
     // A delivery this process claimed that it has not shown: accepted by another process sharing
     // the store, or before a restart.
     events.on('claimed', ({ delivery }) => {
-      if (hub.get(delivery.id) !== undefined) return;
+      // The collector's own alerts are listed apart, not as messages.
+      if (hub.get(delivery.id) !== undefined || delivery.source === ALERTS_SOURCE) return;
       const source = this.#sources.get(delivery.source);
       const routes: Route[] =
         source === undefined
@@ -76,6 +79,9 @@ export class PageFeed {
       for (const { index, retryable, message } of failures) {
         hub.updateWebhook(delivery.id, index, retryable ? { status: 'retrying', attempt, note: message, nextAttemptAt } : { status: 'failed', attempt, note: message });
       }
+    });
+    events.on('kept', ({ delivery, attempt, targets }) => {
+      for (const index of targets) hub.updateWebhook(delivery.id, index, { status: 'retrying', attempt, note: KEPT, nextAttemptAt: undefined });
     });
     events.on('settled', ({ delivery, outcome, error }) => {
       const view = hub.get(delivery.id);

@@ -45,6 +45,12 @@ export const PAGE = htmlDocument(
   <thead><tr><th>Received</th><th>Source</th><th>Event</th><th>Routing</th><th>Status</th><th>Webhooks</th></tr></thead>
   <tbody id="events"><tr id="empty"><td colspan="6">No events yet. Send some with the client.</td></tr></tbody>
 </table></div>
+<section id="receivers" hidden aria-labelledby="receivers-title">
+  <h2 id="receivers-title">Failing receivers</h2>
+  <div class="scroll"><table><thead><tr><th>Source</th><th>URL</th><th>State</th><th></th></tr></thead><tbody id="urls"></tbody></table></div>
+  <h3>Alerts</h3>
+  <ol id="alerts" reversed></ol>
+</section>
 <p id="no-match" hidden>No event matches these filters. Clear them to see every event.</p>
 <p><button type="button" id="older">Load older events</button></p>
 <aside id="detail" hidden aria-labelledby="detail-title">

@@ -1,13 +1,17 @@
-import { displayUrl, InProgress, log, messageOf, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
+import { displayUrl, filterTakes, InProgress, log, messageOf, type PreparedWebhook, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { DeliveryEmitter } from './events.js';
 import type { Reporter } from '../config/report.js';
 import type { AttemptRecord, Claimed, Store } from './store.js';
+import { UrlHealth } from './url-health.js';
+import type { UrlState } from './url-states.js';
 
 /** A source's destination, with what it was made from and the attempts it is making. */
 interface Destination {
   destination: WebhookDestination;
+  /** What it was made with: its URLs, by position. */
+  settings: WebhookSettings;
   /** Its settings and the delivery options, as JSON: a reload that leaves them alone keeps it (and its breakers). */
   made: string;
   running: InProgress;
@@ -17,6 +21,18 @@ interface Destination {
 const CLAIM_BATCH = 500;
 
 const FILTERED_SINCE = 'no webhook URL\'s filter takes it since the config was reloaded';
+
+/**
+ * How long a delivery kept for disabled URLs waits before it is looked at again, in ms. Enabling a
+ * URL makes what waits for it due at once (`Store.hasten`), so this only bounds how long one that
+ * enabling missed would wait; and it costs a claim and a retry per kept delivery this often.
+ */
+export const KEPT_RECHECK = 60 * 60 * 1000;
+
+/** What `Deliverer.enable` answers. */
+export type Enabled =
+  | { outcome: 'unknown' }
+  | { outcome: 'enabled' | 'not disabled'; url: string; state?: UrlState };
 
 /**
  * Delivers what the store hands out: each delivery is claimed (at acceptance, or by `claim()` when
@@ -44,6 +60,7 @@ export class Deliverer {
   readonly #store: Store;
   readonly #events: DeliveryEmitter;
   readonly #report: Reporter;
+  readonly #health: UrlHealth;
   readonly #destinations = new Map<string, Destination>();
   /** Destinations a reload replaced, closed once their attempts end. */
   readonly #retired = new Set<WebhookDestination>();
@@ -86,6 +103,7 @@ export class Deliverer {
     this.#store = options.store;
     this.#events = options.events;
     this.#report = options.report;
+    this.#health = new UrlHealth({ store: options.store, events: options.events, report: options.report.child('urls'), failing: options.delivery });
     this.#claimFrom = Math.min(CLAIM_BATCH, Math.ceil(this.#queue.maxInFlight / 4));
   }
 
@@ -95,15 +113,50 @@ export class Deliverer {
     this.#stopListening = this.#store.onWork(() => this.#backlogged());
     const { pollInterval, lease } = this.#queue;
     this.#timers = [
-      setInterval(() => this.#backlogged(), pollInterval).unref(),
+      setInterval(() => void this.#refresh().finally(() => this.#backlogged()), pollInterval).unref(),
       setInterval(() => void this.#renew(), Math.max(1, Math.floor(lease / 3))).unref(),
     ];
-    this.#backlogged();
+    // Nothing is attempted before the disabled URLs are known.
+    void this.#refresh().finally(() => this.#backlogged());
+  }
+
+  /**
+   * Enables a disabled URL of `source` (named as the config has it, or as the page shows it: without
+   * credentials or query) and makes what was kept for it due now.
+   */
+  async enable(source: string, url: string): Promise<Enabled> {
+    const webhooks = this.#sources.get(source)?.webhooks?.webhooks ?? [];
+    const index = indexOfUrl(webhooks, url);
+    if (index === undefined) return { outcome: 'unknown' };
+    const configured = webhooks[index]!.url;
+    const state = await this.#health.enable(source, configured);
+    if (state === undefined) return { outcome: 'not disabled', url: displayUrl(configured) };
+    this.#hasten(source, index);
+    return { outcome: 'enabled', url: displayUrl(configured), state };
+  }
+
+  /** Reads the URLs' states again; what another process enabled is made due here too (it may have been kept here meanwhile). */
+  async #refresh(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      for (const { source, url } of await this.#health.refresh()) {
+        const index = indexOfUrl(this.#sources.get(source)?.webhooks?.webhooks ?? [], url);
+        if (index !== undefined) this.#hasten(source, index);
+      }
+    } catch (error) {
+      // The next poll reads them again; meanwhile the URLs are as last read.
+      log('collector: could not read the webhook URLs\' states: %O', error);
+    }
   }
 
   /** How many more deliveries this process takes now: the acceptance claims that many. */
   room(): number {
     return this.#closed ? 0 : Math.max(0, this.#queue.maxInFlight - this.#held.size);
+  }
+
+  /** The URLs that fail or are disabled now, as this process last read them. */
+  urls(): UrlState[] {
+    return this.#health.states();
   }
 
   /** Deliveries this process holds claims on: attempts running, or waiting for a URL's slot. */
@@ -124,6 +177,7 @@ export class Deliverer {
   reconfigure(sources: ReadonlyMap<string, SourceConfig>, delivery: DeliveryOptions): void {
     this.#sources = sources;
     this.#options = delivery;
+    this.#health.reconfigure(delivery);
     for (const [name, current] of this.#destinations) {
       const settings = sources.get(name)?.webhooks;
       if (settings !== undefined && current.made === this.#made(settings)) continue;
@@ -224,30 +278,70 @@ export class Deliverer {
       const targets = this.#targetsOf(held, source);
       const answers: AttemptRecord[] = [];
       this.#answers.set(delivery.id, answers);
-      const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets })).finally(() => this.#answers.delete(delivery.id));
-      let kept = true;
-      if (result.outcome === 'filtered') {
-        // A reload between its acceptance and this first attempt changed the filters: no URL takes it now.
-        kept = await this.#store.settle(held, 'failed');
-        if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: 'failed', error: new Error(FILTERED_SINCE) });
-      } else if (result.outcome === 'delivered' || result.outcome === 'failed') {
-        kept = await this.#store.settle(held, result.outcome, answers);
-        if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: result.outcome, error: result.outcome === 'failed' ? result.error : undefined });
-      } else if (result.outcome === 'retry') {
-        kept = await this.#store.retry(held, result.retryIn, result.targets, answers);
-        if (kept) {
-          const failures = result.error.failures.map(({ index, error }) => ({ index, retryable: error.retryable, message: error.message }));
-          this.#events.emit('retry', { delivery, attempt: held.attempt, delay: result.retryIn, failures });
-          this.#wakeIn(result.retryIn);
-        }
+      try {
+        // The fast path: a source with no disabled URL is attempted as it comes.
+        if (this.#health.affects(source)) return await this.#deliverAround(held, current, targets, answers);
+        const result = await running.track(destination.attemptOnce(delivery.webhook, { id: delivery.id, attempt: held.attempt, targets }));
+        await this.#record(held, result, [], answers);
+      } finally {
+        this.#answers.delete(delivery.id);
       }
-      // Its lease lapsed (this process was frozen or cut off) and another process took it over.
-      if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
     } catch (error) {
       // The claim lapses and the delivery is attempted again: at-least-once.
       this.#report.warn('collector: could not record the outcome of %s (attempted again once its claim lapses): %s', delivery.id, messageOf(error));
     }
   }
+
+  /**
+   * An attempt at a source some of whose URLs are (or were) disabled: only the enabled ones are
+   * asked; while every URL it could go to is disabled, the delivery is kept (given back to the store
+   * for {@link KEPT_RECHECK}, its retry window not running), and a retry keeps the disabled URLs among
+   * its targets, so that enabling one sends it there. A URL enabled again gives what waited for it
+   * a new retry window from then.
+   */
+  async #deliverAround(held: Claimed, { destination, running, settings }: Destination, targets: number[] | undefined, answers: readonly AttemptRecord[]): Promise<void> {
+    const { delivery } = held;
+    const { webhooks } = settings;
+    const all = targets ?? takersOf(settings, delivery.webhook);
+    const disabled = all.filter((index) => this.#health.isDisabled(delivery.source, webhooks[index]!.url));
+    const live = all.filter((index) => !disabled.includes(index));
+    if (live.length === 0 && disabled.length > 0) return this.#keep(held, disabled, answers);
+    const enabledAt = Math.max(...all.map((index) => this.#health.enabledAt(delivery.source, webhooks[index]!.url) ?? 0));
+    const webhook: PreparedWebhook = enabledAt > delivery.webhook.receivedAt ? { ...delivery.webhook, receivedAt: enabledAt } : delivery.webhook;
+    const result = await running.track(destination.attemptOnce(webhook, { id: delivery.id, attempt: held.attempt, targets: live }));
+    // Given up by the URLs that are enabled: kept for the disabled ones.
+    if (result.outcome === 'failed' && disabled.length > 0) return this.#keep(held, disabled, answers);
+    await this.#record(held, result, disabled, answers);
+  }
+
+  async #keep(held: Claimed, disabled: readonly number[], answers: readonly AttemptRecord[]): Promise<void> {
+    if (await this.#store.retry(held, KEPT_RECHECK, disabled, answers)) this.#events.emit('kept', { delivery: held.delivery, attempt: held.attempt, targets: disabled });
+    else log('collector: %s: claim lost to another process; its outcome is theirs to record', held.delivery.id);
+  }
+
+  /** Records an attempt's outcome, with what each receiver answered; a retry also waits for the `disabled` URLs. */
+  async #record(held: Claimed, result: Awaited<ReturnType<WebhookDestination['attemptOnce']>>, disabled: readonly number[], answers: readonly AttemptRecord[]): Promise<void> {
+    const { delivery } = held;
+    let kept = true;
+    if (result.outcome === 'filtered') {
+      // A reload between its acceptance and this first attempt changed the filters: no URL takes it now.
+      kept = await this.#store.settle(held, 'failed');
+      if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: 'failed', error: new Error(FILTERED_SINCE) });
+    } else if (result.outcome === 'delivered' || result.outcome === 'failed') {
+      kept = await this.#store.settle(held, result.outcome, answers);
+      if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: result.outcome, error: result.outcome === 'failed' ? result.error : undefined });
+    } else if (result.outcome === 'retry') {
+      kept = await this.#store.retry(held, result.retryIn, [...result.targets, ...disabled], answers);
+      if (kept) {
+        const failures = result.error.failures.map(({ index, error }) => ({ index, retryable: error.retryable, message: error.message }));
+        this.#events.emit('retry', { delivery, attempt: held.attempt, delay: result.retryIn, failures });
+        this.#wakeIn(result.retryIn);
+      }
+    }
+    // Its lease lapsed (this process was frozen or cut off) and another process took it over.
+    if (!kept) log('collector: %s: claim lost to another process; its outcome is theirs to record', delivery.id);
+  }
+
 
   /**
    * The webhooks a retry goes to. A reload may have shortened the source's list since the retry
@@ -320,7 +414,9 @@ export class Deliverer {
     if (current === undefined && settings !== undefined) {
       const destination = new WebhookDestination(settings, this.#options);
       const shown = settings.webhooks.map(({ url }) => displayUrl(url));
-      destination.on('attempt', ({ id, attempt, index, url, ok, status, error, duration }) => {
+      destination.on('attempt', (event) => {
+        const { id, attempt, index, url, ok, status, error, duration } = event;
+        this.#health.attempted(name, settings.webhooks[index]!.url, event);
         const answer: AttemptRecord = { at: Date.now() - duration, attempt, url: shown[index] ?? displayUrl(url), durationMs: duration };
         if (status !== undefined) answer.status = status;
         if (error !== undefined) answer.error = error.message;
@@ -329,7 +425,7 @@ export class Deliverer {
       });
       destination.on('recovered', ({ index }) => this.#hasten(name, index));
       this.#events.emit('destination', { source: name, destination });
-      current = { destination, made: this.#made(settings), running: new InProgress() };
+      current = { destination, settings, made: this.#made(settings), running: new InProgress() };
       this.#destinations.set(name, current);
     }
     return current;
@@ -338,4 +434,17 @@ export class Deliverer {
   #made(settings: WebhookSettings): string {
     return JSON.stringify([settings, this.#options]);
   }
+}
+
+/** The position of `url` among `webhooks`: as configured, or else as shown (without credentials or query) when only one is so. */
+function indexOfUrl(webhooks: WebhookSettings['webhooks'], url: string): number | undefined {
+  const exact = webhooks.findIndex((webhook) => webhook.url === url);
+  if (exact >= 0) return exact;
+  const shown = webhooks.flatMap((webhook, index) => (displayUrl(webhook.url) === url ? [index] : []));
+  return shown.length === 1 ? shown[0] : undefined;
+}
+
+/** The URLs a delivery's first attempt goes to: those whose filter takes it. */
+function takersOf(settings: WebhookSettings, { type, event }: PreparedWebhook): number[] {
+  return settings.webhooks.flatMap(({ filter }, index) => (filterTakes(filter, type, event) ? [index] : []));
 }

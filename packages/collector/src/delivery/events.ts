@@ -1,6 +1,8 @@
 import { Emitter, type WebhookDestination, type WebhookInput } from 'batched-analytics/internal';
 import type { WebhookAttemptEvent } from 'batched-analytics/webhooks';
 import type { Delivery, Outcome } from './store.js';
+import type { UrlState } from './url-states.js';
+import type { Alert } from './alert.js';
 
 /**
  * How a message arrived: a tracking call, an audience sync, a deletion request, the store
@@ -66,6 +68,19 @@ export interface DeliveryEvents {
   dropped: { delivery: Delivery; reason: string };
   /** A source's destination was made: its receivers' requests can be watched from now on. */
   destination: { source: string; destination: WebhookDestination };
+  /**
+   * Every URL the delivery could still go to is disabled: it is kept, not attempted, until one is
+   * enabled again (`targets`, positions in the source's `webhooks`).
+   */
+  kept: { delivery: Delivery; attempt: number; targets: readonly number[] };
+  /** A URL failed `failingAfter` attempts in a row (told at most once an hour per URL, by one process). */
+  urlFailing: { state: UrlState; failures: number; messageId: string };
+  /** A URL whose attempts all failed for `disableAfter` is disabled (told by the process that disabled it). */
+  urlDisabled: { state: UrlState; messageId: string };
+  /** A disabled URL was enabled again (told by the process that enabled it). */
+  urlEnabled: { state: UrlState; disabledAt: number };
+  /** An alert was raised (and, with `alerts` in the config, recorded for delivery to its URL). */
+  alert: Alert;
 }
 
 /** The delivery layer's events (see {@link DeliveryEvents}); listeners that throw are logged and ignored. */

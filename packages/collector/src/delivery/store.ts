@@ -1,5 +1,6 @@
 import { AnalyticsError, type AudienceState, type PreparedWebhook, type WebhookInput } from 'batched-analytics/internal';
 import type { Client, Pool } from 'pg';
+import type { UrlStates } from './url-states.js';
 
 /** One message accepted for one source's Webhooks destination, until it is delivered or given up. */
 export interface Delivery {
@@ -124,7 +125,7 @@ export interface AudiencePlan {
  * and none attempts a delivery another holds. Two implementations: the file journal (the default,
  * one process) and PostgreSQL; both pass one contract suite (test/collector/store-contract.ts).
  */
-export interface Store {
+export interface Store extends UrlStates {
   /**
    * Connects or recovers what the previous run left; called before any other method, and again
    * only after it rejected with a `StoreConnectError` (the database was not reachable yet).

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { AnalyticsError, describe, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, describe, displayUrl, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
 import { AddressSet } from '../config/cidr.js';
 import { Cors } from './cors.js';
 import type { Arrival } from './enrich.js';
@@ -22,6 +22,9 @@ import { routeMessage, type Router } from './router.js';
 import { type DeliveryRecords, StoreUnavailableError } from '../delivery/store.js';
 import { describeMessage } from '../debugger/message-records.js';
 import { parseRecover } from './recover.js';
+import type { Enabled } from '../delivery/deliverer.js';
+import type { UrlState } from '../delivery/url-states.js';
+import type { Alert } from '../delivery/alert.js';
 
 /** What the routes work with. */
 export interface ServerContext {
@@ -41,6 +44,15 @@ export interface ServerContext {
   metrics: CollectorMetrics;
   /** Where requests the store refused or that failed are reported. */
   report: Reporter;
+  /** The webhook URLs that fail or are disabled, the alerts raised, and enabling a URL again. */
+  webhooks: WebhookControls;
+}
+
+/** What the routes about failing receivers work with. */
+export interface WebhookControls {
+  enable(source: string, url: string): Promise<Enabled>;
+  urls(): UrlState[];
+  alerts(): readonly Alert[];
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -164,6 +176,8 @@ export function createHandler(context: ServerContext): RequestListener {
     ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
     ['/metrics', live((_, res) => metrics(res, context.metrics))],
+    ['/webhooks', live((_, res) => sendJson(res, 200, failingReceivers(context.webhooks), PAGE_HEADERS))],
+    ['/v1/webhooks/enable', { method: 'POST', handle: (req, res) => enable(req, res, context) }],
     ...BATCH_ROUTES.map((path): [string, Route] => [path, ingest(parseBatch)]),
     // Each call type has a route of its own, `POST /v1/<type>`, and analytics.js's `/v1/<letter>`.
     ...[...MESSAGE_TYPES.map((type): [string, MessageType] => [`/v1/${type}`, type]), ...SHORT_ROUTES].map(
@@ -359,6 +373,23 @@ async function deletions(req: IncomingMessage, res: ServerResponse, context: Ser
     });
   await context.router.accept(items, 'deletion');
   sendJson(res, 200, { notifications: items.length, sources: items.map(({ source }) => source.name) });
+}
+
+/** `GET /webhooks`: the URLs that fail or are disabled (shown without credentials or query), and the latest alerts. */
+function failingReceivers(webhooks: WebhookControls): { urls: UrlState[]; alerts: readonly Alert[] } {
+  const urls = webhooks.urls().map(({ url, ...state }) => ({ ...state, url: displayUrl(url) }));
+  return { urls, alerts: webhooks.alerts() };
+}
+
+/** `POST /v1/webhooks/enable` `{ source, url }`: a disabled URL gets requests again, what was kept for it first. */
+async function enable(req: IncomingMessage, res: ServerResponse, context: ServerContext): Promise<void> {
+  context.access.requireAdmin(req, 'Enabling a webhook URL');
+  const { source, url } = await jsonBody(req);
+  if (typeof source !== 'string' || source.length === 0) throw invalid('source', `Expected \`source\` to be a source's name, got ${describe(source)}`);
+  if (typeof url !== 'string' || url.length === 0) throw invalid('url', `Expected \`url\` to be one of the source's webhook URLs, got ${describe(url)}`);
+  const enabled = await context.webhooks.enable(source, url);
+  if (enabled.outcome === 'unknown') throw new RequestError(404, 'ERR_NOT_FOUND', `The source ${JSON.stringify(source)} has no webhook URL ${JSON.stringify(url)}`);
+  sendJson(res, 200, { source, url: enabled.url, enabled: true, wasDisabled: enabled.outcome === 'enabled' });
 }
 
 /**

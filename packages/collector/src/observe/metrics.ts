@@ -78,6 +78,7 @@ export class CollectorMetrics {
   readonly #refused: Counter<'source' | 'reason'>;
   readonly #deliveries: Counter<'source' | 'outcome'>;
   readonly #retries: Counter<'source'>;
+  readonly #alerts: Counter<'type'>;
   readonly #requests: Counter<'source' | 'url' | 'status_class'>;
   readonly #latency: Histogram<'source' | 'url'>;
 
@@ -106,6 +107,7 @@ export class CollectorMetrics {
     });
     this.#deliveries = new Counter({ name: `${PREFIX}deliveries_total`, help: 'Deliveries settled, by outcome (delivered, failed).', labelNames: ['source', 'outcome'], registers });
     this.#retries = new Counter({ name: `${PREFIX}delivery_retries_total`, help: 'Attempts that ended with a retry scheduled.', labelNames: ['source'], registers });
+    this.#alerts = new Counter({ name: `${PREFIX}alerts_total`, help: 'Alerts raised about failing receivers, by type (endpoint.failing, endpoint.disabled, ...).', labelNames: ['type'], registers });
     this.#requests = new Counter({ name: `${PREFIX}webhook_requests_total`, help: 'Requests to receivers, by status class (error: no response).', labelNames: ['source', 'url', 'status_class'], registers });
     this.#latency = new Histogram({ name: `${PREFIX}webhook_request_duration_seconds`, help: 'How long requests to receivers took.', labelNames: ['source', 'url'], buckets: LATENCY_BUCKETS, registers });
     // One reading of the store serves both backlog gauges: the first one's collect() reads it, the second's reuses it.
@@ -167,6 +169,7 @@ export class CollectorMetrics {
     events.on('settled', ({ delivery, outcome }) => this.settled(delivery.source, outcome));
     events.on('dropped', ({ delivery }) => this.settled(delivery.source, 'failed'));
     events.on('retry', ({ delivery }) => this.retried(delivery.source));
+    events.on('alert', ({ type }) => this.#alerts.inc({ type }));
     events.on('destination', ({ source, destination }) => this.watch(source, destination));
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/config.js';
+import { FAILING_DEFAULTS, parseConfig } from '../../src/config/config.js';
 import { ConfigError } from 'batched-analytics/internal';
 import { newSecret } from '../../../../test/helpers/standard-webhooks.js';
 
@@ -112,6 +112,29 @@ describe('parseConfig', () => {
     expect(defaults.sources[0]!.allowedOrigins).toBeUndefined();
   });
 
+  it('disables a URL after 5 days of failures and alerts after 10 in a row by default; alerts go nowhere unless configured', () => {
+    expect(FAILING_DEFAULTS).toEqual({ disableAfter: 432_000_000, failingAfter: 10 });
+    const defaults = parseConfig({ sources: [source()] });
+    expect(defaults.delivery.disableAfter).toBeUndefined();
+    expect(defaults.alerts).toBeUndefined();
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const config = parseConfig({ sources: [source()], delivery: { disableAfter: 5_000, failingAfter: 3 }, alerts: { url: 'https://ops.example.com/alerts', secret } });
+    expect(config.delivery).toEqual({ disableAfter: 5_000, failingAfter: 3 });
+    expect(config.alerts).toEqual({ url: 'https://ops.example.com/alerts', secret });
+  });
+
+  it('refuses an alert secret that is not a Standard Webhooks secret without quoting it', () => {
+    const bad = 'whsec_not-base64-at-all!';
+    let thrown: unknown;
+    try {
+      parseConfig({ sources: [source()], alerts: { url: 'https://ops.example.com/alerts', secret: bad } });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'ERR_CONFIG', option: 'alerts.secret' });
+    expect((thrown as Error).message).not.toContain('not-base64');
+  });
+
   it('keeps a public URL without its trailing slash, and origins as browsers send them', () => {
     const config = parseConfig({ sources: [source({ allowedOrigins: ['https://shop.example.com'] })], server: { publicUrl: 'https://collect.example.com/' } });
     expect(config.server.publicUrl).toBe('https://collect.example.com');
@@ -120,7 +143,7 @@ describe('parseConfig', () => {
 
   it.each([
     [[], 'config', 'Expected `config` to be an object, got an array'],
-    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `dedupe`, `retention`, `allowedHosts`, `historyEvents`, `store`, `postgres`, got `extra`'],
+    [{ sources: [source()], extra: 1 }, 'config.extra', 'Expected the config to have only `adminToken`, `readToken`, `sources`, `delivery`, `server`, `queue`, `dedupe`, `retention`, `allowedHosts`, `historyEvents`, `store`, `postgres`, `alerts`, got `extra`'],
     [{ sources: [source()], postgres: 'fast' }, 'postgres', 'Expected `postgres` to be an object, got `"fast"` (string)'],
     [
       { sources: [source()], postgres: { connectionTimeout: 1_000 } },
@@ -173,6 +196,13 @@ describe('parseConfig', () => {
       'Expected `allowedHosts[1]` to be a host name without port, like "collector.internal" or ".example.com", got `"with.port:8088"` (string)',
     ],
     [{ sources: [source()], delivery: { maxRequestsPerUrl: 0 } }, 'delivery.maxRequestsPerUrl', 'Expected `delivery.maxRequestsPerUrl` to be an integer >= 1, got `0` (number)'],
+    [{ sources: [source()], delivery: { disableAfter: 0 } }, 'delivery.disableAfter', 'Expected `delivery.disableAfter` to be an integer >= 1, got `0` (number)'],
+    [{ sources: [source()], delivery: { failingAfter: 2.5 } }, 'delivery.failingAfter', 'Expected `delivery.failingAfter` to be an integer >= 1, got `2.5` (number)'],
+    [{ sources: [source()], alerts: 'https://ops.example.com' }, 'alerts', 'Expected `alerts` to be an object, got `"https://ops.example.com"` (string)'],
+    [{ sources: [source()], alerts: { url: 'https://ops.example.com', secret: 'x', retries: 3 } }, 'alerts.retries', 'Expected `alerts` to have only `url`, `secret`, got `retries`'],
+    [{ sources: [source()], alerts: { url: 'ftp://ops.example.com', secret: 'x' } }, 'alerts.url', 'Expected `alerts.url` to be an absolute http or https URL without credentials'],
+    [{ sources: [source()], alerts: { url: 'https://ops.example.com' } }, 'alerts.secret', 'Expected `alerts.secret` to be a non-empty string, got `undefined`'],
+    [{ sources: [source({ name: '@alerts' })] }, 'sources[0].name', 'Expected `sources[0].name` to be another name: "@alerts" is the collector\'s own, for its alerts'],
     [{ sources: {} }, 'sources', 'Expected `sources` to be a non-empty array, got an instance of Object'],
     [{ sources: [source()], adminToken: '' }, 'adminToken', 'Expected `adminToken` to be a string of at least 16 characters, got `""` (string)'],
     // Tokens a request could never present: a bearer token is one run of visible characters.

@@ -2,6 +2,7 @@
 // (test/delivery/journal/store.test.ts, test/delivery/postgres-store.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Arrival, AttemptRecord, Claimed, Delivery, Store } from '../../src/delivery/store.js';
+import { urlStatesContract } from './url-states-contract.js';
 import { type AudienceState, type Message, prepareWebhook } from 'batched-analytics/internal';
 
 /** Where a store keeps its data: fresh and empty for each test. */
@@ -525,5 +526,7 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       await second.open();
       expect(ids(await due(second))).toEqual(['a']);
     });
+
+    urlStatesContract(store);
   });
 }

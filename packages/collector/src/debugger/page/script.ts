@@ -266,6 +266,39 @@ export const SCRIPT = `
   if (f.source) addOption(form.elements.source, f.source);
   syncForm();
 
+  // Failing and disabled webhook URLs, and the alerts raised: read every few seconds.
+  const receivers = document.getElementById('receivers');
+  const urlRows = document.getElementById('urls');
+  const alertList = document.getElementById('alerts');
+  async function loadReceivers() {
+    const response = await fetch('webhooks').catch(() => undefined);
+    if (!response || !response.ok) return;
+    const { urls, alerts } = await response.json();
+    const when = (ms) => new Date(ms).toLocaleString();
+    const last = (u) => u.lastStatus ? ' (last: HTTP ' + u.lastStatus + ')' : u.lastError ? ' (last: ' + u.lastError + ')' : '';
+    urlRows.replaceChildren(...urls.filter((u) => u.disabledAt || u.failingSince).map((u) => el('tr', { 'data-source': u.source, 'data-url': u.url, 'data-state': u.disabledAt ? 'disabled' : 'failing' },
+      el('td', {}, u.source), el('td', {}, el('code', {}, u.url)),
+      el('td', {}, u.disabledAt ? 'disabled since ' + when(u.disabledAt) + last(u) : 'failing since ' + when(u.failingSince) + last(u)),
+      el('td', {}, u.disabledAt ? el('button', { type: 'button', class: 'enable' }, 'Enable') : '', el('span', { class: 'enable-result' })))));
+    alertList.replaceChildren(...alerts.slice().reverse().map((a) => el('li', { 'data-type': a.type },
+      new Date(a.timestamp).toLocaleString() + ' ', el('strong', {}, a.type), ' ' + a.data.source + ' ', el('code', {}, a.data.url),
+      a.data.messageId ? ' messageId ' + a.data.messageId : '', a.data.lastStatus ? ' HTTP ' + a.data.lastStatus : a.data.lastError ? ' ' + a.data.lastError : '')));
+    receivers.hidden = urlRows.children.length === 0 && alertList.children.length === 0;
+  }
+  urlRows.addEventListener('click', async (event) => {
+    if (!event.target.classList.contains('enable')) return;
+    const row = event.target.closest('tr');
+    const result = row.querySelector('.enable-result');
+    result.textContent = ' enabling…';
+    const response = await fetch('v1/webhooks/enable', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source: row.dataset.source, url: row.dataset.url }) }).catch(() => undefined);
+    const answer = response ? await response.json().catch(() => ({})) : { error: 'the collector did not answer' };
+    if (response && response.ok) return loadReceivers();
+    result.textContent = ' ' + (answer.error || 'HTTP ' + response.status);
+    if (response && response.status === 401) result.append(' ', el('a', { href: 'sign-in' }, 'Sign in with the adminToken'));
+  });
+  loadReceivers();
+  setInterval(loadReceivers, 2000);
+
   const source = new EventSource('events');
   source.onopen = () => { if (!paused) { state.dataset.state = 'open'; state.textContent = 'connected: new events appear at the top'; } };
   source.onerror = () => { state.dataset.state = 'closed'; state.textContent = 'disconnected: retrying…'; };

@@ -14,6 +14,8 @@ import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
 import { lockDataDir, unlockDataDir } from './lock.js';
 import { Reserve } from './reserve.js';
+import { UrlStateFile } from './url-state-file.js';
+import type { UrlState, UrlStateChange } from '../url-states.js';
 import {
   type Arrival,
   type AttemptRecord,
@@ -865,6 +867,18 @@ export class JournalStore implements Store {
     log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
   }
 
+  // The URLs' states, in a file of their own beside the segments (see UrlStateFile).
+  #urls: UrlStateFile | undefined;
+
+  async urlStates(): Promise<UrlState[]> {
+    this.#usable();
+    return (this.#urls ??= new UrlStateFile(this.#dir)).urlStates();
+  }
+
+  async changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }> {
+    this.#usable();
+    return (this.#urls ??= new UrlStateFile(this.#dir)).changeUrlState(source, url, change);
+  }
 }
 
 /**

@@ -51,6 +51,9 @@ interface Migration {
  * accepting the same message at once wait for each other, and only one records it), with
  * `accepted_at` in ms since the epoch by the accepting collector's clock; the sweep deletes rows
  * older than the window through the index on it.
+ *
+ * `webhook_urls` holds the state of each webhook URL that failed (`UrlState` as JSON: since when it
+ * fails, whether it is disabled): a row per URL, changed under an advisory lock per URL, read whole.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -123,6 +126,17 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE deliveries ADD COLUMN attempt_log jsonb NOT NULL DEFAULT '[]', ADD COLUMN recovered_by text;
       CREATE INDEX deliveries_message_id ON deliveries (message_id);`,
+  },
+  {
+    version: 6,
+    sql: `
+      CREATE TABLE webhook_urls (
+        source text NOT NULL,
+        url text NOT NULL,
+        state json NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (source, url)
+      );`,
   },
 ];
 

@@ -13,6 +13,8 @@ import { describeFailure, unavailableOr } from './failure.js';
 import { Sockets } from './sockets.js';
 import { connectionConfig, POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../../config/postgres-timeouts.js';
 import { transaction } from './transaction.js';
+import { PostgresUrlStates } from './url-states.js';
+import type { UrlState, UrlStateChange } from '../url-states.js';
 
 /** The channel processes tell each other on that deliveries are due now (accepted unclaimed, or released). */
 export const WORK_CHANNEL = 'batched_analytics_work';
@@ -560,6 +562,17 @@ export class PostgresStore implements Store {
     // Without a pool the store was never opened, or its open failed: either way it is not usable.
     if (this.#closing || !this.#pool) throw new StoreClosedError();
     return this.#pool;
+  }
+
+  // The URLs' states, in a table of their own (see PostgresUrlStates).
+  readonly #urls = new PostgresUrlStates((work) => this.#run(work));
+
+  urlStates(): Promise<UrlState[]> {
+    return this.#urls.urlStates();
+  }
+
+  changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }> {
+    return this.#urls.changeUrlState(source, url, change);
   }
 }
 
