@@ -3,21 +3,15 @@
 // the source's other URL gets everything), alerts arrive signed as Standard Webhooks, and enabling
 // the URL delivers what was kept, once. The same survives a restart on the journal and a reload, and holds for
 // two collectors on one PostgreSQL database (skipped without it; fails so under CI=true).
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { basic, type Collector, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { describe, expect, it } from 'vitest';
+import { basic, type Collector, postJson, startCollector, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
 import { scrape } from '../../../../test/helpers/metrics.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
-import { type ReceivedRequest, type Receiver, useReceivers } from '../../../../test/helpers/receiver.js';
+import { POSTGRES_SKIP } from '../../../../test/helpers/postgres.js';
+import { ADMIN_AUTH, ADMIN_TOKEN, useServeSuite } from '../../../../test/helpers/serve-suite.js';
+import { type ReceivedRequest, type Receiver } from '../../../../test/helpers/receiver.js';
 import { newSecret, realVerifierAccepts } from '../../../../test/helpers/standard-webhooks.js';
 
-const cluster = useThrowawayCluster();
-const temp = tempDir();
-const receiver = useReceivers();
-afterEach(stopAll);
-afterAll(() => temp.remove());
-
-const ADMIN = 'admin-token-0123456789';
-const admin = { authorization: `Bearer ${ADMIN}` };
+const { cluster, temp, receiver } = useServeSuite();
 const track = (messageId: string) => ({ type: 'track', userId: 'u1', event: 'Order Completed', messageId });
 const bodyOf = (request: ReceivedRequest) => JSON.parse(request.raw.toString('utf8')) as Record<string, any>;
 const messageIds = (requests: readonly ReceivedRequest[]) => requests.map((request) => bodyOf(request).messageId as string);
@@ -42,7 +36,7 @@ async function healingReceiver() {
 
 function config(urls: { down: string; up: string; shop: string; alerts: string }, secret: string, extra: Record<string, unknown> = {}) {
   return {
-    adminToken: ADMIN,
+    adminToken: ADMIN_TOKEN,
     sources: [
       { name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: urls.down }, { url: urls.up }] } } },
       { name: 'shop', writeKey: 'wk_shop', destinations: { Webhooks: { webhooks: [{ url: urls.shop }] } } },
@@ -146,7 +140,7 @@ describe('serve: a webhook URL that keeps failing', () => {
       expect(alertsOf(alerts, 'message.attempt.exhausted')).toEqual([]);
 
       // Enabling: refused without the admin token, a bad body names its field, an unknown URL is 404.
-      const enable = (body: unknown, headers: Record<string, string> = admin) => postJson(`${collectors.at(-1)!.url}/v1/webhooks/enable`, body, headers);
+      const enable = (body: unknown, headers: Record<string, string> = ADMIN_AUTH) => postJson(`${collectors.at(-1)!.url}/v1/webhooks/enable`, body, headers);
       expect((await enable({ source: 'shop', url: shop.hook.url }, {})).status).toBe(401);
       expect(await enable({ source: 'shop' })).toMatchObject({ status: 400, body: { field: 'url' } });
       expect(await enable({ url: shop.hook.url })).toMatchObject({ status: 400, body: { field: 'source' } });
@@ -167,7 +161,7 @@ describe('serve: a webhook URL that keeps failing', () => {
       expect(down.requests.length).toBe(downBefore);
       // Every collector shows it enabled once it has read the URLs' states again (each poll).
       const disabledShown = async (collector: Collector) => {
-        const state = (await (await fetch(`${collector.url}/webhooks`, { headers: admin })).json()) as { urls: { url: string; disabledAt?: number }[] };
+        const state = (await (await fetch(`${collector.url}/webhooks`, { headers: ADMIN_AUTH })).json()) as { urls: { url: string; disabledAt?: number }[] };
         return state.urls.filter((url) => url.disabledAt !== undefined).map((url) => url.url);
       };
       for (const collector of collectors) {

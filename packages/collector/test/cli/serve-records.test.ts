@@ -4,24 +4,18 @@
 // while (400: given up at once), sends exactly those again, once, even when called twice at once
 // or on two collectors sharing a database. Real `serve` processes, on the journal and on
 // PostgreSQL, a real receiver. (Who may look a message up beyond loopback: test/ingress/access.test.ts.)
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { basic, type Collector, oneWebhookConfig, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
-import { type Receiver, status, useReceivers } from '../../../../test/helpers/receiver.js';
+import { describe, expect, it } from 'vitest';
+import { basic, type Collector, oneWebhookConfig, postJson, startCollector, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { POSTGRES_SKIP } from '../../../../test/helpers/postgres.js';
+import { ADMIN_AUTH, ADMIN_TOKEN, useServeSuite } from '../../../../test/helpers/serve-suite.js';
+import { type Receiver, status } from '../../../../test/helpers/receiver.js';
 
-const cluster = useThrowawayCluster();
-const temp = tempDir();
-const receiver = useReceivers();
-afterEach(stopAll);
-afterAll(() => temp.remove());
-
-const ADMIN = 'admin-token-0123456789';
-const auth = { authorization: `Bearer ${ADMIN}` };
+const { cluster, temp, receiver } = useServeSuite();
 const track = (n: number) => ({ type: 'track', userId: 'u1', event: 'Viewed', messageId: `m${n}`, properties: { n } });
 const HISTORY = 200;
 
 async function lookUp(collector: Collector, messageId: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${collector.url}/v1/messages/${encodeURIComponent(messageId)}`, { headers: auth });
+  const res = await fetch(`${collector.url}/v1/messages/${encodeURIComponent(messageId)}`, { headers: ADMIN_AUTH });
   return { status: res.status, body: await res.json() };
 }
 
@@ -33,7 +27,7 @@ function lookupsAcrossRestart(store: (dir: string) => Promise<Record<string, unk
     // The first request of m-flaky is refused, every other answered 200.
     const hooks = await receiver((request, res, n) => status(n === 0 ? 500 : 200)(request, res, n));
     const dir = `${temp.dir}/${Math.random().toString(36).slice(2)}`;
-    const file = writeConfig(temp.dir, oneWebhookConfig(hooks.url, { adminToken: ADMIN, historyEvents: HISTORY, ...(await store(dir)) }), `${Math.random()}.json`);
+    const file = writeConfig(temp.dir, oneWebhookConfig(hooks.url, { adminToken: ADMIN_TOKEN, historyEvents: HISTORY, ...(await store(dir)) }), `${Math.random()}.json`);
     const start = () => startCollector(['--config', file, '--port', '0', '--data-dir', dir]);
     const first = await start();
     expect((await postJson(`${first.url}/v1/track`, { ...track(0), messageId: 'm-flaky' }, { authorization: basic('wk_web') })).status).toBe(200);
@@ -47,7 +41,7 @@ function lookupsAcrossRestart(store: (dir: string) => Promise<Record<string, unk
     const before = await lookUp(first, 'm0');
     expect(before.status).toBe(200);
     const [m0] = before.body.deliveries;
-    expect((await fetch(`${first.url}/events/${m0.id}`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${first.url}/events/${m0.id}`, { headers: ADMIN_AUTH })).status).toBe(404);
     expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
     const second = await start();
@@ -68,7 +62,7 @@ function lookupsAcrossRestart(store: (dir: string) => Promise<Record<string, unk
     expect((await lookUp(second, 'never-sent')).status).toBe(404);
 
     // m0 is older than anything the page keeps: the store sends it again all the same, same bytes.
-    const replayed = await postJson(`${second.url}/v1/deliveries/${m0.id}/replay`, {}, auth);
+    const replayed = await postJson(`${second.url}/v1/deliveries/${m0.id}/replay`, {}, ADMIN_AUTH);
     expect(replayed.status).toBe(202);
     await waitFor(() => hooks.requests.length === 3 + HISTORY + 50, 'the replay', 10_000);
     const original = hooks.requests.find((request) => received([request])[0] === 'm0')!;
@@ -77,7 +71,7 @@ function lookupsAcrossRestart(store: (dir: string) => Promise<Record<string, unk
       [m0.id, 'delivered'],
       [replayed.body.id, 'delivered'],
     ]);
-    expect((await postJson(`${second.url}/v1/deliveries/not-a-delivery/replay`, {}, auth)).status).toBe(404);
+    expect((await postJson(`${second.url}/v1/deliveries/not-a-delivery/replay`, {}, ADMIN_AUTH)).status).toBe(404);
   };
 }
 
@@ -103,10 +97,10 @@ function counts(hooks: Receiver): Record<string, number> {
   return seen;
 }
 
-const recover = (collector: Collector, body: unknown, headers: Record<string, string> = auth) => postJson(`${collector.url}/v1/deliveries/recover`, body, headers);
+const recover = (collector: Collector, body: unknown, headers: Record<string, string> = ADMIN_AUTH) => postJson(`${collector.url}/v1/deliveries/recover`, body, headers);
 
 async function state(collector: Collector, messageId: string): Promise<string | undefined> {
-  const res = await fetch(`${collector.url}/v1/messages/${messageId}`, { headers: auth });
+  const res = await fetch(`${collector.url}/v1/messages/${messageId}`, { headers: ADMIN_AUTH });
   return res.status === 200 ? ((await res.json()) as { deliveries: { state: string }[] }).deliveries[0]?.state : undefined;
 }
 
@@ -133,7 +127,7 @@ describe('POST /v1/deliveries/recover', () => {
   it('sends exactly what was given up within the window, once, even when asked twice at once; checks its body', async () => {
     const refusing = { on: false };
     const hooks = await receiver((request, res, n) => status(refusing.on ? 400 : 200)(request, res, n));
-    const file = writeConfig(temp.dir, oneWebhookConfig(hooks.url, { adminToken: ADMIN }), 'journal.json');
+    const file = writeConfig(temp.dir, oneWebhookConfig(hooks.url, { adminToken: ADMIN_TOKEN }), 'journal.json');
     const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/journal`]);
     const since = await outage(hooks, refusing, () => collector);
 
@@ -155,7 +149,7 @@ describe('POST /v1/deliveries/recover', () => {
   it.skipIf(POSTGRES_SKIP !== undefined)(`two collectors on one PostgreSQL, both asked at once: each given-up message once${POSTGRES_SKIP ? ` skipped: ${POSTGRES_SKIP}` : ''}`, async () => {
     const refusing = { on: false };
     const hooks = await receiver((request, res, n) => status(refusing.on ? 400 : 200)(request, res, n));
-    const file = writeConfig(temp.dir, oneWebhookConfig(hooks.url, { adminToken: ADMIN, store: await cluster().createDatabase() }), 'cluster.json');
+    const file = writeConfig(temp.dir, oneWebhookConfig(hooks.url, { adminToken: ADMIN_TOKEN, store: await cluster().createDatabase() }), 'cluster.json');
     const collectors = await Promise.all([1, 2].map(() => startCollector(['--config', file, '--port', '0'])));
     const since = await outage(hooks, refusing, (n) => collectors[n % 2]!);
 
