@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import type { Reporter } from '../config/report.js';
@@ -84,6 +84,11 @@ export class HistoryFile implements EventHistory {
   #writes: Promise<void> = Promise.resolve();
   /** The file's size as written, in bytes. */
   #size = 0;
+  /**
+   * The file, open for appending between a first append and `close()` or a rewrite: opening and
+   * closing it for every append cost more than the write on a busy collector.
+   */
+  #handle: FileHandle | undefined;
 
   constructor(dir: string, retention: number, report: Reporter) {
     this.#file = path.join(dir, FILE);
@@ -144,6 +149,7 @@ export class HistoryFile implements EventHistory {
   }
 
   close(): Promise<void> {
+    this.#queue(() => this.#release());
     return this.#writes;
   }
 
@@ -164,8 +170,16 @@ export class HistoryFile implements EventHistory {
     if (disk.free - bytes < disk.total * FREE_FLOOR) return this.#letGo();
     if (this.#size + bytes > share) await this.#cut(share / 2 - bytes);
     const text = lines.text.slice(first).join('');
-    await appendFile(this.#file, text);
+    this.#handle ??= await open(this.#file, 'a');
+    await this.#handle.appendFile(text);
     this.#size += bytes;
+  }
+
+  /** Closes the file until the next append: before it is replaced, and at `close()`. */
+  async #release(): Promise<void> {
+    const handle = this.#handle;
+    this.#handle = undefined;
+    await handle?.close();
   }
 
   /** The size of the history's disk and its room left, in bytes. */
@@ -216,6 +230,7 @@ export class HistoryFile implements EventHistory {
 
   /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */
   async #replace(content: Buffer | ((write: (text: string) => Promise<unknown>) => Promise<void>)): Promise<void> {
+    await this.#release();
     const aside = `${this.#file}.tmp`;
     let size = 0;
     try {
