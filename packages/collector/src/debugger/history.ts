@@ -51,13 +51,6 @@ const DISK_SHARE = 1 / 8;
 /** Free space, as a share of the disk, below which nothing is written: the disk is short, and the journal comes first. */
 const FREE_FLOOR = 1 / 4;
 /**
- * How long a reading of the disk's room serves the appends after it (less what they wrote), in
- * ms: a busy collector appends every few settled events, and a reading for each cost more than
- * the append's own write. The journal writes meanwhile are not seen until the next reading; the
- * floor above leaves it far more room than it writes in that time.
- */
-const DISK_READING = 100;
-/**
  * Entries a rewrite serializes per write: the whole history as one string would be tens of MB
  * at once (10,000 events of a few KB), all of it garbage a moment later.
  */
@@ -96,8 +89,6 @@ export class HistoryFile implements EventHistory {
    * closing it for every append cost more than the write on a busy collector.
    */
   #handle: FileHandle | undefined;
-  /** The disk's size and room at the last reading, less what the appends since wrote. */
-  #reading: { at: number; total: number; free: number } | undefined;
 
   constructor(dir: string, retention: number, report: Reporter) {
     this.#file = path.join(dir, FILE);
@@ -182,7 +173,6 @@ export class HistoryFile implements EventHistory {
     this.#handle ??= await open(this.#file, 'a');
     await this.#handle.appendFile(text);
     this.#size += bytes;
-    if (this.#reading !== undefined) this.#reading.free -= bytes;
   }
 
   /** Closes the file until the next append: before it is replaced, and at `close()`. */
@@ -194,11 +184,8 @@ export class HistoryFile implements EventHistory {
 
   /** The size of the history's disk and its room left, in bytes. */
   async #disk(): Promise<{ total: number; free: number }> {
-    const now = Date.now();
-    if (this.#reading !== undefined && now - this.#reading.at < DISK_READING) return this.#reading;
     const { blocks, bavail, bsize } = await statfs(path.dirname(this.#file));
-    this.#reading = { at: now, total: blocks * bsize, free: bavail * bsize };
-    return this.#reading;
+    return { total: blocks * bsize, free: bavail * bsize };
   }
 
   /** Gives the room the file takes back to the journal: the page loses its older events after a restart, nothing else. */
@@ -206,7 +193,6 @@ export class HistoryFile implements EventHistory {
     if (this.#size === 0) return;
     await truncate(this.#file, 0);
     this.#size = 0;
-    this.#reading = undefined;
     this.#report.warn('collector: the disk is short: the live page\'s history (%s) is emptied and not written until there is room', this.#file);
   }
 
@@ -265,6 +251,5 @@ export class HistoryFile implements EventHistory {
     }
     await rename(aside, this.#file);
     this.#size = size;
-    this.#reading = undefined;
   }
 }
