@@ -7,7 +7,12 @@ type Listener<T> = (payload: T) => void;
  * listeners is only logged, and a listener that throws cannot break delivery.
  */
 export class Emitter<Events extends object> {
-  #listeners = new Map<keyof Events, Set<Listener<never>>>();
+  /**
+   * Each type's listeners, replaced (never changed) when one is added or removed: an emit calls
+   * the ones there were when it started without copying them, and most events are emitted far
+   * more often than listeners come and go (a few per message on a busy collector).
+   */
+  #listeners = new Map<keyof Events, readonly Listener<never>[]>();
   readonly #onListenerError: (type: keyof Events, error: unknown) => void;
 
   /** @param onListenerError told when a listener throws; by default it is logged under `DEBUG=analytics`. */
@@ -17,27 +22,25 @@ export class Emitter<Events extends object> {
 
   /** Adds a listener; returns a function that removes it. */
   on<K extends keyof Events>(type: K, listener: Listener<Events[K]>): () => void {
-    let set = this.#listeners.get(type);
-    if (set === undefined) {
-      set = new Set();
-      this.#listeners.set(type, set);
-    }
-    set.add(listener as Listener<never>);
+    const added = listener as Listener<never>;
+    const listeners = this.#listeners.get(type) ?? [];
+    if (!listeners.includes(added)) this.#listeners.set(type, [...listeners, added]);
     return () => {
-      set.delete(listener as Listener<never>);
+      const now = this.#listeners.get(type) ?? [];
+      if (now.includes(added)) this.#listeners.set(type, now.filter((kept) => kept !== added));
     };
   }
 
   /** Whether `type` has a listener: emitters skip building a payload nobody would get. */
   has(type: keyof Events): boolean {
-    return (this.#listeners.get(type)?.size ?? 0) > 0;
+    return (this.#listeners.get(type)?.length ?? 0) > 0;
   }
 
   /** Calls every listener of `type`; returns whether there was one. */
   emit<K extends keyof Events>(type: K, payload: Events[K]): boolean {
-    const set = this.#listeners.get(type);
-    if (set === undefined || set.size === 0) return false;
-    for (const listener of [...set]) {
+    const listeners = this.#listeners.get(type);
+    if (listeners === undefined || listeners.length === 0) return false;
+    for (const listener of listeners) {
       try {
         (listener as Listener<Events[K]>)(payload);
       } catch (error) {

@@ -298,12 +298,25 @@ function validateIntegrations(integrations: unknown): void {
  */
 export function timestampOf(value: unknown, now?: () => Date): string {
   if (value === undefined) return now ? now().toISOString() : isoNow();
+  if (typeof value === 'string' && value === lastRead) return lastReadIso;
   const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(time)) {
     throw new ValidationError('timestamp', `Expected \`timestamp\` to be a valid Date or date string, got ${describe(value)}`);
   }
-  return new Date(time).toISOString();
+  const iso = new Date(time).toISOString();
+  if (typeof value === 'string') {
+    lastRead = value;
+    lastReadIso = iso;
+  }
+  return iso;
 }
+
+/**
+ * The last date string read and its ISO form: the messages of one batch often share their
+ * millisecond, and a collector reads every one of them.
+ */
+let lastRead: string | undefined;
+let lastReadIso = '';
 
 /** The current time in ISO 8601, formatted once per millisecond (a busy server makes many calls in one). */
 let lastMs = Number.NaN;

@@ -163,7 +163,8 @@ interface Attempt {
 }
 
 interface Signed {
-  payload: Uint8Array;
+  /** What is sent: the body's bytes when signed (signatures are over bytes), else its text as it is. */
+  payload: Uint8Array | string;
   signature: Readonly<Record<string, string>>;
 }
 
@@ -344,6 +345,11 @@ export class WebhookDestination {
    * of them would hold a copy of every body).
    */
   #signing(body: string): () => Promise<Signed> {
+    if (!this.#signer.signs) {
+      // Nothing to sign: the connection encodes the text as it writes it, as for any string body.
+      const unsigned = Promise.resolve({ payload: body, signature: {} });
+      return () => unsigned;
+    }
     let signed: Promise<Signed> | undefined;
     return () =>
       (signed ??= (async () => {
@@ -535,7 +541,8 @@ export class WebhookDestination {
       const status = await post({
         url,
         body: payload,
-        headers: { ...headers, ...signature, ...(await this.#signer.requestHeaders(context.messageId, payload)) },
+        // Always a copy: undici's proxy agent adds to the headers it is given.
+        headers: typeof payload === 'string' ? { ...headers } : { ...headers, ...signature, ...(await this.#signer.requestHeaders(context.messageId, payload)) },
         timeout: this.#config.timeout,
         signal: this.#abort.signal,
         connection: this.#connection,

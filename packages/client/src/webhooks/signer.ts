@@ -16,6 +16,11 @@ export class RequestSigner {
     this.#keys = config.standardSecrets.map((secret) => secretKey(secret)!);
   }
 
+  /** Whether requests carry a signature: unsigned, a body is sent as the text it is, never encoded first. */
+  get signs(): boolean {
+    return this.#sharedSecret !== undefined || this.#keys.length > 0;
+  }
+
   /** `X-Signature`: it signs the body alone, so it is the same on every attempt and made once per delivery. */
   async bodyHeaders(payload: Uint8Array): Promise<Readonly<Record<string, string>>> {
     return this.#sharedSecret === undefined ? NONE : { [SIGNATURE_HEADER]: await signPayload(payload, this.#sharedSecret) };

@@ -29,6 +29,8 @@ export class PageFeed {
   #sources: ReadonlyMap<string, SourceConfig>;
   /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
   readonly #shownUrls = new Map<string, ShownUrl[]>();
+  /** The last acceptance time shown, and as text: the entries of one acceptance share it. */
+  #received = { at: Number.NaN, text: '' };
 
   constructor(options: { hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
     this.#hub = options.hub;
@@ -101,7 +103,7 @@ export class PageFeed {
     const urls = forwarded ? this.#shownUrlsOf(source) : [];
     const view: EventView = {
       id,
-      receivedAt: new Date(receivedAt).toISOString(),
+      receivedAt: this.#receivedText(receivedAt),
       source,
       origin,
       message: message as unknown as Record<string, unknown>,
@@ -111,6 +113,11 @@ export class PageFeed {
     };
     if (entry.replayOf !== undefined) view.replayOf = entry.replayOf;
     return view;
+  }
+
+  #receivedText(at: number): string {
+    if (at !== this.#received.at) this.#received = { at, text: new Date(at).toISOString() };
+    return this.#received.text;
   }
 
   #shownUrlsOf(source: string): ShownUrl[] {

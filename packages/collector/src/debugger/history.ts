@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import type { Reporter } from '../config/report.js';
@@ -58,6 +58,12 @@ const FREE_FLOOR = 1 / 4;
  */
 const REWRITE_CHUNK = 256;
 
+/** Lines waiting to be appended, and the size of each in bytes. */
+interface Lines {
+  text: string[];
+  bytes: number[];
+}
+
 /**
  * The default {@link EventHistory}: one NDJSON line per recorded state in the data directory,
  * appended without fsync. Writes run one after another, so a compaction never races an append.
@@ -69,12 +75,22 @@ export class HistoryFile implements EventHistory {
   readonly #file: string;
   readonly #retention: number;
   readonly #report: Reporter;
-  /** Lines recorded since the last append was queued; absent when none are waiting. */
-  #buffer: string[] | undefined;
+  /** Lines recorded since the last append was queued, with their sizes; absent when none are waiting. */
+  #buffer: Lines | undefined;
+  /**
+   * The size in bytes of the line each entry was last written as: a compaction sizes the history
+   * from these instead of serialising every entry twice (once to size it, once to write it).
+   */
+  readonly #sizes = new WeakMap<HistoryEntry, number>();
   /** The writes in order; never rejects (failures are logged: the history is best effort). */
   #writes: Promise<void> = Promise.resolve();
   /** The file's size as written, in bytes. */
   #size = 0;
+  /**
+   * The file, open for appending between a first append and `close()` or a rewrite: opening and
+   * closing it for every append cost more than the write on a busy collector.
+   */
+  #handle: FileHandle | undefined;
 
   constructor(dir: string, retention: number, report: Reporter) {
     this.#file = path.join(dir, FILE);
@@ -114,22 +130,28 @@ export class HistoryFile implements EventHistory {
     if (this.#buffer === undefined) {
       // Each append writes only its own lines, so one queued before a compaction cannot carry
       // lines recorded after it (the rewrite would then erase them).
-      const lines: string[] = [];
+      const lines: Lines = { text: [], bytes: [] };
       this.#buffer = lines;
       this.#queue(() => this.#append(lines));
     }
-    this.#buffer.push(`${JSON.stringify(entry)}\n`);
+    const line = `${JSON.stringify(entry)}\n`;
+    const bytes = Buffer.byteLength(line);
+    this.#buffer.text.push(line);
+    this.#buffer.bytes.push(bytes);
+    this.#sizes.set(entry, bytes);
   }
 
   compact(entries: Iterable<HistoryEntry>): void {
     const kept = [...entries];
     // The entries hold every state still waiting to be appended.
-    this.#buffer?.splice(0);
+    this.#buffer?.text.splice(0);
+    this.#buffer?.bytes.splice(0);
     this.#buffer = undefined;
     this.#queue(() => this.#rewrite(kept));
   }
 
   close(): Promise<void> {
+    this.#queue(() => this.#release());
     return this.#writes;
   }
 
@@ -137,20 +159,29 @@ export class HistoryFile implements EventHistory {
     this.#writes = this.#writes.then(write).catch((error: unknown) => log('collector: could not write the event history: %O', error));
   }
 
-  async #append(lines: string[]): Promise<void> {
+  async #append(lines: Lines): Promise<void> {
     if (this.#buffer === lines) this.#buffer = undefined;
-    if (lines.length === 0) return;
+    const sizes = lines.bytes;
+    if (sizes.length === 0) return;
     const disk = await this.#disk();
     const share = disk.total * DISK_SHARE;
     // A drain settles many at once: of one append, only the newest half of the share is kept.
     let bytes = 0;
-    let first = lines.length;
-    while (first > 0 && bytes + Buffer.byteLength(lines[first - 1]!) <= share / 2) bytes += Buffer.byteLength(lines[--first]!);
+    let first = sizes.length;
+    while (first > 0 && bytes + sizes[first - 1]! <= share / 2) bytes += sizes[--first]!;
     if (disk.free - bytes < disk.total * FREE_FLOOR) return this.#letGo();
     if (this.#size + bytes > share) await this.#cut(share / 2 - bytes);
-    const text = lines.slice(first).join('');
-    await appendFile(this.#file, text);
+    const text = lines.text.slice(first).join('');
+    this.#handle ??= await open(this.#file, 'a');
+    await this.#handle.appendFile(text);
     this.#size += bytes;
+  }
+
+  /** Closes the file until the next append: before it is replaced, and at `close()`. */
+  async #release(): Promise<void> {
+    const handle = this.#handle;
+    this.#handle = undefined;
+    await handle?.close();
   }
 
   /** The size of the history's disk and its room left, in bytes. */
@@ -177,22 +208,31 @@ export class HistoryFile implements EventHistory {
   /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
     const disk = await this.#disk();
-    // Sized without keeping the lines: the whole history as strings would be tens of MB at once.
+    // Sized without keeping the lines (the whole history as strings would be tens of MB at once),
+    // by the size each entry was last written as: one that changed since without being written
+    // again may have grown by an attempt or two, and the next append cuts the file if it must.
     let first = entries.length;
     for (let bytes = 0; first > 0; first--) {
-      bytes += Buffer.byteLength(JSON.stringify(entries[first - 1])) + 1;
+      const entry = entries[first - 1]!;
+      bytes += this.#sizes.get(entry) ?? Buffer.byteLength(JSON.stringify(entry)) + 1;
       if (bytes > disk.total * DISK_SHARE) break;
     }
     const kept = entries.slice(first);
     await this.#replace(async (write) => {
       for (let from = 0; from < kept.length; from += REWRITE_CHUNK) {
-        await write(kept.slice(from, from + REWRITE_CHUNK).map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+        const lines = kept.slice(from, from + REWRITE_CHUNK).map((entry) => {
+          const line = `${JSON.stringify(entry)}\n`;
+          this.#sizes.set(entry, Buffer.byteLength(line));
+          return line;
+        });
+        await write(lines.join(''));
       }
     });
   }
 
   /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */
   async #replace(content: Buffer | ((write: (text: string) => Promise<unknown>) => Promise<void>)): Promise<void> {
+    await this.#release();
     const aside = `${this.#file}.tmp`;
     let size = 0;
     try {

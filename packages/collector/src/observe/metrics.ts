@@ -33,9 +33,17 @@ export interface MetricSources {
   retryWindow(): number;
 }
 
-/** A receiver's answer grouped as alerts want it: `2xx` … `5xx`, or `error` when none came. */
-function statusClass(status: number | undefined): string {
-  return status === undefined ? 'error' : `${Math.floor(status / 100)}xx`;
+/**
+ * A receiver's answer grouped as alerts want it, as an index into a tally: 0 for `error` (none
+ * came), else the status's hundreds (2 for `2xx` … 5 for `5xx`).
+ */
+function statusClassIndex(status: number | undefined): number {
+  return status === undefined ? 0 : Math.floor(status / 100);
+}
+
+/** The `status_class` label of a {@link statusClassIndex}. */
+function statusClass(index: number): string {
+  return index === 0 ? 'error' : `${index}xx`;
 }
 
 /**
@@ -81,6 +89,14 @@ export class CollectorMetrics {
   readonly #alerts: Counter<'type'>;
   readonly #requests: Counter<'source' | 'url' | 'status_class'>;
   readonly #latency: Histogram<'source' | 'url'>;
+  /**
+   * Requests and settlements counted as they happen, added to their counters when these are read
+   * (a scrape): a labelled increment hashes its labels each time, several times the cost of a
+   * tally, and a busy collector makes one per request and per delivery. By source and URL (as
+   * shown), then status class; by source, then outcome.
+   */
+  readonly #requestTallies = new Map<string, { source: string; url: string; counts: number[] }>();
+  readonly #settledTallies = new Map<string, { delivered: number; failed: number }>();
 
   constructor(readings: MetricSources) {
     const registers = [this.#registry];
@@ -105,10 +121,38 @@ export class CollectorMetrics {
       labelNames: ['source', 'reason'],
       registers,
     });
-    this.#deliveries = new Counter({ name: `${PREFIX}deliveries_total`, help: 'Deliveries settled, by outcome (delivered, failed).', labelNames: ['source', 'outcome'], registers });
+    const settledTallies = this.#settledTallies;
+    this.#deliveries = new Counter({
+      name: `${PREFIX}deliveries_total`,
+      help: 'Deliveries settled, by outcome (delivered, failed).',
+      labelNames: ['source', 'outcome'],
+      registers,
+      collect() {
+        for (const [source, tally] of settledTallies) {
+          for (const outcome of ['delivered', 'failed'] as const) {
+            if (tally[outcome] > 0) this.inc({ source, outcome }, tally[outcome]);
+            tally[outcome] = 0;
+          }
+        }
+      },
+    });
     this.#retries = new Counter({ name: `${PREFIX}delivery_retries_total`, help: 'Attempts that ended with a retry scheduled.', labelNames: ['source'], registers });
     this.#alerts = new Counter({ name: `${PREFIX}alerts_total`, help: 'Alerts raised about failing receivers, by type (endpoint.failing, endpoint.disabled, ...).', labelNames: ['type'], registers });
-    this.#requests = new Counter({ name: `${PREFIX}webhook_requests_total`, help: 'Requests to receivers, by status class (error: no response).', labelNames: ['source', 'url', 'status_class'], registers });
+    const requestTallies = this.#requestTallies;
+    this.#requests = new Counter({
+      name: `${PREFIX}webhook_requests_total`,
+      help: 'Requests to receivers, by status class (error: no response).',
+      labelNames: ['source', 'url', 'status_class'],
+      registers,
+      collect() {
+        for (const { source, url, counts } of requestTallies.values()) {
+          counts.forEach((count, index) => {
+            if (count > 0) this.inc({ source, url, status_class: statusClass(index) }, count);
+            counts[index] = 0;
+          });
+        }
+      },
+    });
     this.#latency = new Histogram({ name: `${PREFIX}webhook_request_duration_seconds`, help: 'How long requests to receivers took.', labelNames: ['source', 'url'], buckets: LATENCY_BUCKETS, registers });
     // One reading of the store serves both backlog gauges: the first one's collect() reads it, the second's reuses it.
     let backlog: Promise<BacklogReading | undefined> | undefined;
@@ -195,7 +239,12 @@ export class CollectorMetrics {
 
   /** A delivery settled. */
   settled(source: string, outcome: 'delivered' | 'failed'): void {
-    this.#deliveries.inc({ source, outcome });
+    let tally = this.#settledTallies.get(source);
+    if (tally === undefined) {
+      tally = { delivered: 0, failed: 0 };
+      this.#settledTallies.set(source, tally);
+    }
+    tally[outcome] += 1;
   }
 
   /** An attempt ended with a retry scheduled. */
@@ -207,11 +256,21 @@ export class CollectorMetrics {
   watch(source: string, destination: WebhookDestination): void {
     // The event's url is the configured one, which may hold credentials or a query: label by
     // position with the URLs as shown, parsed once here rather than for every request.
-    const shown = destination.breakers().map(({ url }) => url);
+    // A destination made again by a reload counts into the same tallies as the one it replaced.
+    const tallies = destination.breakers().map(({ url }) => {
+      const key = JSON.stringify([source, url]);
+      let tally = this.#requestTallies.get(key);
+      if (tally === undefined) {
+        tally = { source, url, counts: [] };
+        this.#requestTallies.set(key, tally);
+      }
+      return tally;
+    });
     destination.on('attempt', ({ index, status, duration }) => {
-      const url = shown[index]!;
-      this.#requests.inc({ source, url, status_class: statusClass(status) });
-      this.#latency.observe({ source, url }, duration / 1000);
+      const tally = tallies[index]!;
+      const statusIndex = statusClassIndex(status);
+      tally.counts[statusIndex] = (tally.counts[statusIndex] ?? 0) + 1;
+      this.#latency.observe({ source, url: tally.url }, duration / 1000);
     });
   }
 
