@@ -65,12 +65,13 @@ export function absorb(mine: EventView, theirs: EventView): boolean {
 /**
  * Which of two states of one event is further: a settled one, then the one of a later attempt (the
  * store numbers a delivery's attempts, whichever process makes them; the requests a process
- * counted are only those it saw), then the one with more requests made.
+ * counted are only those it saw), then the one with more requests made, then a retrying one (an
+ * attempt's answers are recorded before its retry is: a state written between the two is pending).
  */
 function compareProgress(a: EventView, b: EventView): number {
   const settled = Number(SETTLED.has(a.status)) - Number(SETTLED.has(b.status));
   if (settled !== 0) return settled;
-  return lastAttempt(a) - lastAttempt(b) || requests(a) - requests(b);
+  return lastAttempt(a) - lastAttempt(b) || requests(a) - requests(b) || Number(a.status === 'retrying') - Number(b.status === 'retrying');
 }
 
 function lastAttempt(view: EventView): number {

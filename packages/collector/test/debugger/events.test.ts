@@ -83,6 +83,21 @@ describe('EventHub with a shared history', () => {
     await hub.close();
   });
 
+  it("shows another process's retry after its record of the same attempt's answer: retrying is further than pending", async () => {
+    const shared = sharedHistory();
+    const hub = new EventHub({ history: shared.history });
+    const events = await page(hub);
+    await waitFor(shared.following, 'following');
+    // The other process's first state was written between the answer (503) and its retry.
+    shared.deliver(view('flaky', { status: 'pending', attempts: 1, attempt: 1, httpStatus: 503 }));
+    shared.deliver(view('flaky', { status: 'retrying', attempts: 1, attempt: 1, httpStatus: 503, nextAttemptAt: '2030-01-01T00:00:00.000Z' }));
+
+    await waitFor(() => events.all.some((shown) => shown.id === 'flaky' && shown.status === 'retrying'), 'the retry shown');
+    expect(hub.get('flaky')).toMatchObject({ status: 'retrying', webhooks: [{ status: 'retrying', nextAttemptAt: '2030-01-01T00:00:00.000Z' }] });
+    events.close();
+    await hub.close();
+  });
+
   it("records each retry's time, takes the state of a later attempt over one counting more requests, and learns how a claimed event arrived", async () => {
     const shared = sharedHistory();
     const hub = new EventHub({ history: shared.history });
