@@ -1,8 +1,9 @@
-import { type FileHandle, mkdir, open, readFile, rename, rm, statfs, truncate } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import type { Reporter } from '../config/report.js';
 import type { EventView } from './views.js';
+import { diskRoom, FREE_FLOOR, LOOK_BACK_SHARE } from '../delivery/disk.js';
 
 /**
  * An event as the history keeps it: its latest view. What was sent, and every request, are the
@@ -45,13 +46,6 @@ export interface EventHistory {
 }
 
 const FILE = 'history.ndjson';
-/**
- * The share of its disk the history may take, at most: the journal needs the rest (its segments
- * and reserve), and the page's history must never be why an acceptance is refused.
- */
-const DISK_SHARE = 1 / 8;
-/** Free space, as a share of the disk, below which nothing is written: the disk is short, and the journal comes first. */
-const FREE_FLOOR = 1 / 4;
 /**
  * Entries a rewrite serializes per write: the whole history as one string would be tens of MB
  * at once (10,000 events of a few KB), all of it garbage a moment later.
@@ -163,8 +157,8 @@ export class HistoryFile implements EventHistory {
     if (this.#buffer === lines) this.#buffer = undefined;
     const sizes = lines.bytes;
     if (sizes.length === 0) return;
-    const disk = await this.#disk();
-    const share = disk.total * DISK_SHARE;
+    const disk = await diskRoom(path.dirname(this.#file));
+    const share = disk.total * LOOK_BACK_SHARE;
     // A drain settles many at once: of one append, only the newest half of the share is kept.
     let bytes = 0;
     let first = sizes.length;
@@ -184,12 +178,6 @@ export class HistoryFile implements EventHistory {
     await handle?.close();
   }
 
-  /** The size of the history's disk and its room left, in bytes. */
-  async #disk(): Promise<{ total: number; free: number }> {
-    const { blocks, bavail, bsize } = await statfs(path.dirname(this.#file));
-    return { total: blocks * bsize, free: bavail * bsize };
-  }
-
   /** Gives the room the file takes back to the journal: the page loses its older events after a restart, nothing else. */
   async #letGo(): Promise<void> {
     if (this.#size === 0) return;
@@ -207,7 +195,7 @@ export class HistoryFile implements EventHistory {
 
   /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
-    const disk = await this.#disk();
+    const disk = await diskRoom(path.dirname(this.#file));
     // Sized without keeping the lines (the whole history as strings would be tens of MB at once),
     // by the size each entry was last written as: one that changed since without being written
     // again may have grown by an attempt or two, and the next append cuts the file if it must.
@@ -215,7 +203,7 @@ export class HistoryFile implements EventHistory {
     for (let bytes = 0; first > 0; first--) {
       const entry = entries[first - 1]!;
       bytes += this.#sizes.get(entry) ?? Buffer.byteLength(JSON.stringify(entry)) + 1;
-      if (bytes > disk.total * DISK_SHARE) break;
+      if (bytes > disk.total * LOOK_BACK_SHARE) break;
     }
     const kept = entries.slice(first);
     await this.#replace(async (write) => {

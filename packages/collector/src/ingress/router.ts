@@ -120,8 +120,9 @@ export class Router {
     const url = webhook === undefined ? undefined : displayUrl(webhook.url);
     return this.#intake.recover({ source: source.name, since, until }, (record) => {
       if (webhook !== undefined) {
-        const { message } = record.delivery;
-        if (!filterTakes(webhook.filter, message.type, message.type === 'track' ? ((message as Message).event as string) : undefined)) return undefined;
+        // What the deliverer's filters read too: the webhook's type and, for a track, its event.
+        const { type, event } = record.delivery.webhook;
+        if (!filterTakes(webhook.filter, type, event)) return undefined;
         if (record.attempts.length > 0 && !record.attempts.some((attempt) => attempt.url === url)) return undefined;
       }
       return redelivery(source, record, target);

@@ -2,6 +2,7 @@ import { rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { messageOf } from 'batched-analytics/internal';
 import type { Reporter } from '../../config/report.js';
+import { isDiskFull } from '../disk.js';
 
 const RESERVE = 'reserve';
 /** While the disk stays full, how often setting the reserve aside again is tried (each try fills the disk). */
@@ -57,8 +58,7 @@ export class Reserve {
       return true;
     } catch (error) {
       await unlink(`${this.#file}.tmp`).catch(() => undefined);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOSPC' || code === 'EDQUOT') {
+      if (isDiskFull(error)) {
         this.#againAt = Date.now() + RESERVE_RETRY;
         return false;
       }

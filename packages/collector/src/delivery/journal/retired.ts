@@ -1,8 +1,9 @@
-import { readdir, stat, statfs, unlink } from 'node:fs/promises';
+import { readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { log, messageOf } from 'batched-analytics/internal';
 import type { Reporter } from '../../config/report.js';
 import type { Segment } from './segment.js';
+import { diskRoom, FREE_FLOOR, LOOK_BACK_SHARE } from '../disk.js';
 
 const NAME = /^records-(\d{8})\.ndjson$/;
 
@@ -19,10 +20,6 @@ export interface RecordRetention {
   bytes: number;
 }
 
-/** The share of its disk retired segments may take, at most: the journal needs the rest. */
-const DISK_SHARE = 1 / 8;
-/** Free space, as a share of the disk, below which retired segments are let go: the journal comes first. */
-const FREE_FLOOR = 1 / 4;
 /** How often the age limit is looked at, at most, in ms. */
 const TRIM_EVERY = 60_000;
 
@@ -97,11 +94,10 @@ export class RetiredSegments {
     if (this.#files.length === 0 || (!short && now < this.#trimAt)) return;
     this.#trimAt = now + TRIM_EVERY;
     try {
-      const { blocks, bavail, bsize } = await statfs(this.#dir);
-      const disk = blocks * bsize;
-      let free = bavail * bsize;
+      const { total: disk, free: room } = await diskRoom(this.#dir);
+      let free = room;
       let total = this.#files.reduce((sum, { size }) => sum + size, 0);
-      const over = () => short || total > Math.min(this.#retention.bytes, disk * DISK_SHARE) || free < disk * FREE_FLOOR;
+      const over = () => short || total > Math.min(this.#retention.bytes, disk * LOOK_BACK_SHARE) || free < disk * FREE_FLOOR;
       let removed = 0;
       while (this.#files.length > 0 && (over() || this.#files[0]!.at < now - this.#retention.age)) {
         const oldest = this.#files[0]!;

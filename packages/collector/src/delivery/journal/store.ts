@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, statfs, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { DueQueue } from '../due-queue.js';
@@ -14,6 +14,7 @@ import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
 import { lockDataDir, unlockDataDir } from './lock.js';
 import { Reserve } from './reserve.js';
+import { diskRoom, isDiskFull } from '../disk.js';
 import { UrlStateFile } from './url-state-file.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
 import {
@@ -516,7 +517,6 @@ export class JournalStore implements Store {
    * name; one deleted meanwhile is skipped (what it held is past the retention).
    */
   async #search(wanted: Wanted): Promise<DeliveryRecord[]> {
-    this.#usable();
     return this.#reading.track(searchJournal(this.#readers(), wanted));
   }
 
@@ -666,7 +666,7 @@ export class JournalStore implements Store {
       return new Set();
     } catch (error) {
       this.#failing = true;
-      this.#full = isFull(error);
+      this.#full = isDiskFull(error);
       this.#report.error('collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
       this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
       const refused = new Set(batch.filter((item) => !item.deferrable));
@@ -699,8 +699,7 @@ export class JournalStore implements Store {
     const now = Date.now();
     if (head.size < IDLE_LOOK || now < this.#lookedAt + IDLE_LOOK_EVERY) return false;
     this.#lookedAt = now;
-    const { bavail, bsize } = await statfs(this.#dir);
-    return bavail * bsize < head.size;
+    return (await diskRoom(this.#dir)).free < head.size;
   }
 
   /** Appends items to the head, in one write; each learns where it went. */
@@ -887,12 +886,6 @@ export class JournalStore implements Store {
  */
 function copied(bytes: Buffer, written: Queued['written']): Queued {
   return { bytes, sync: true, deferrable: false, written };
-}
-
-/** Whether a write failed for want of room. */
-function isFull(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 function line(record: JournalRecord): Buffer {
