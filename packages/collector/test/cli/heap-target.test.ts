@@ -60,7 +60,8 @@ describe('keepHeapNear', () => {
     const kept = peakWith(20);
     const roomy = peakWith(4_096);
     // The premise: left alone, V8 lets the heap grow well past the ~40 MB kept live, so a 20 MB
-    // target has something to cut. Node 20 reaches about 160 MB; Node 24 83 to 122 MB (83 seen in CI).
+    // target has something to cut. Node 20 reaches about 160 MB; Node 24 122 to 150 MB alone, but
+    // 81 to 91 MB with other work on the cores (why it runs with the heavy tests, alone).
     expect(own).toBeGreaterThan(60);
     expect(kept).toBeLessThan(BELOW_V8 * own);
     expect(roomy).toBeGreaterThan(0.8 * own);
