@@ -280,14 +280,12 @@ export class Analytics {
       this.#drop({ reason: 'queue-full', error: new QueueFullError(this.#options.maxQueueSize), message: built.message }, json, callback);
       return;
     }
-    if (this.#spool !== undefined) {
-      if (this.#spool.full(bytes)) {
-        this.#drop({ reason: 'queue-full', error: new SpoolFullError(this.#options.maxSpoolBytes), message: built.message }, json, callback);
-        return;
-      }
-      this.#spool.add(json, bytes);
+    if (this.#spool?.full(bytes)) {
+      this.#drop({ reason: 'queue-full', error: new SpoolFullError(this.#options.maxSpoolBytes), message: built.message }, json, callback);
+      return;
     }
-    this.#store.add(json, bytes);
+    const at = this.#store.add(json, bytes);
+    this.#spool?.add(this.#store.tail, at, bytes);
     this.#queue.push({ bytes, callback, epoch: this.#epoch });
     this.#queuedBytes += bytes;
     this.#held += 1;
@@ -311,24 +309,28 @@ export class Analytics {
   /** Starts as many batches as the in-flight budget allows and the queue justifies. */
   #pump(): void {
     const { flushAt, maxInFlight } = this.#options;
-    let spooled = false;
     while (this.#inFlight.length < maxInFlight && this.#queue.length > 0) {
       const start = this.#accepted - this.#queue.length;
       const full =
         this.#queue.length >= flushAt || this.#queuedBytes + ENVELOPE_BYTES + this.#queue.length > LIMITS.batchBytes;
       if (!full && start >= this.#flushUpTo) break;
-      // What leaves is on disk first: a crash in the middle of a flush loses nothing in flight.
-      if (!spooled) {
-        this.#spool?.write();
-        spooled = true;
-      }
-      const { entries, body } = takeBatch(this.#queue, this.#store, flushAt, new Date());
+      const { entries, body } = this.#takeBatch(flushAt);
       for (const entry of entries) this.#queuedBytes -= entry.bytes;
       const batch: InFlight = { start, entries };
       this.#inFlight.push(batch);
       void this.#deliver(batch, body);
     }
     if (this.#queue.length === 0) this.#clearTimer();
+  }
+
+  /**
+   * Takes up to `maxCount` messages from the head of the queue into a request body. What the spool
+   * has not written yet is written first: a crash in the middle of a flush loses nothing in
+   * flight, and the spool copies its lines from the store before the store lends that memory out.
+   */
+  #takeBatch(maxCount: number): ReturnType<typeof takeBatch> {
+    this.#spool?.write();
+    return takeBatch(this.#queue, this.#store, maxCount, new Date());
   }
 
   async #deliver(batch: InFlight, body: Uint8Array): Promise<void> {
@@ -403,7 +405,7 @@ export class Analytics {
     while (this.#queue.length > 0) {
       // Cut into bodies as if sent, so that `failed` and the dead-letter file read them like any batch.
       const start = this.#accepted - this.#queue.length;
-      const { entries, body } = takeBatch(this.#queue, this.#store, this.#queue.length, new Date());
+      const { entries, body } = this.#takeBatch(this.#queue.length);
       this.#settle(start, entries, error);
       this.#giveUp(entries, body, error);
     }

@@ -32,17 +32,31 @@ export class MessageStore {
   #spare: Uint8Array | undefined;
   #spareAt = 0;
 
-  /** Appends `json`, `bytes` long in UTF-8. A message never straddles two chunks. */
-  add(json: string, bytes: number): void {
+  /**
+   * Appends `json`, `bytes` long in UTF-8. A message never straddles two chunks.
+   * @returns where in {@link tail} it starts: the spool writes its bytes from there.
+   */
+  add(json: string, bytes: number): number {
     let chunk = this.#chunks[this.#chunks.length - 1];
     if (chunk === undefined || chunk.length - this.#writeAt < bytes) {
       chunk = allocChunk(Math.max(CHUNK_BYTES, bytes));
       this.#chunks.push(chunk);
       this.#writeAt = 0;
     }
+    const start = this.#writeAt;
     // ASCII (one byte per character) is the common case, and copying it is several times faster
     // than encoding UTF-8.
-    this.#writeAt += writeText(chunk, json, this.#writeAt, bytes === json.length);
+    this.#writeAt += writeText(chunk, json, start, bytes === json.length);
+    return start;
+  }
+
+  /**
+   * The chunk the last message was added to. Its bytes stay as they are until they are read (a
+   * chunk read to its end is lent out for request bodies), so whoever keeps a reference to a
+   * message there must be done with it before the next {@link takeBatch}.
+   */
+  get tail(): Uint8Array {
+    return this.#chunks[this.#chunks.length - 1]!;
   }
 
   /** Copies the oldest unread message, `bytes` long, into `target` at `at`; returns the bytes copied. */

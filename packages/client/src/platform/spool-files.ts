@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 /** Whether this runtime has a file system to keep a spool in. */
@@ -36,7 +36,12 @@ export function createExclusive(file: string, text: string): void {
 
 /** Deletes `file`; one already gone is fine. */
 export function removeFile(file: string): void {
-  rmSync(file, { force: true });
+  try {
+    unlinkSync(file);
+  } catch (error) {
+    // Not `rmSync(file, { force: true })`: it looks at the file first, a second system call for each.
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
 }
 
 /** Deletes `file`, failing with `ENOENT` when another process removed it first (a lock taken over). */
@@ -49,9 +54,8 @@ export function openAppend(file: string): number {
   return openSync(file, 'a');
 }
 
-/** Writes all of `text` at the end of the open file: to the OS, which keeps it through the process's death. */
-export function appendText(fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
+/** Writes all of `bytes` at the end of the open file: to the OS, which keeps it through the process's death. */
+export function appendBytes(fd: number, bytes: Uint8Array): void {
   for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 

@@ -82,7 +82,7 @@ async function queueAndKill(endpoint: string, ready: () => Promise<void> = async
 
 /** Runs a `drain` child against a fresh sink; returns what the sink accepted and the child's summary. */
 async function drain(): Promise<{ messages: Received[]; summary: { delivered: number; failed: number; dropped: number } }> {
-  const sink = await startSink({ idsOnly: true });
+  const sink = await startSink();
   try {
     const drainer = start('drain', sink.url);
     const summary = JSON.parse(await drainer.line);
@@ -103,6 +103,8 @@ describe('a spool survives SIGKILL', () => {
     const counts = countIds(second.messages);
     expect(inCallOrder([...counts.keys()])).toEqual(ALL_IDS); // in call order, with the original messageIds
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    // Byte for byte: characters of two, three and four bytes in UTF-8 come back as they were sent.
+    expect(second.messages.filter((message) => (message.properties as { text: string }).text !== `naïve – 東京 🎉 ${(message.properties as { n: number }).n}`)).toEqual([]);
 
     const third = await drain();
     expect(third.summary).toEqual({ delivered: 0, failed: 0, dropped: 0 });
