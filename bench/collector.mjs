@@ -4,8 +4,9 @@
 // scenarios: the source has one healthy webhook URL; or a stalled URL (never answers) and the
 // healthy one. With --baseline DIR, the same runs use DIR/dist/cli.js as the collector too (e.g. a
 // worktree of an older commit, built), interleaved with ours, and the table shows ratios. With
-// --ceiling, bench/bare-forwarder.mjs runs as a third collector: what one HTTP request per message
-// allows on this machine. With --store, each build also runs with its queue in PostgreSQL, in a
+// --ceiling, bench/bare-forwarder.mjs runs as two more collectors: what one HTTP request per message
+// allows on this machine, and the same with the least a durable collector must add (each batch
+// appended and fsynced before its 200, each delivery appended). With --store, each build also runs with its queue in PostgreSQL, in a
 // fresh database per run (bench/postgres.mjs): one `serve` process, and three on one database with
 // the messages sent round-robin to them (one client each); the table adds the SQL statements per
 // delivered message (pg_stat_statements; "n/a" with the reason when the server does not have it)
@@ -92,7 +93,12 @@ if (args.baseline !== undefined) {
   builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: builtCli(root) });
 }
 // It keeps no queue: it runs on the journal's column only.
-if (args.ceiling) builds.push({ name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs'), queueless: true });
+if (args.ceiling) {
+  builds.push(
+    { name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs'), queueless: true },
+    { name: 'durable bare forwarder', label: 'durable-ceiling', script: here('./bare-forwarder.mjs'), flags: ['--durable'], queueless: true },
+  );
+}
 /** Where a build's collectors keep their queue, and how many `serve` processes share it. */
 const stores = [{ name: 'journal', label: 'journal', processes: 1, postgres: false }];
 if (args.store !== undefined) {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import type { Reporter } from '../config/report.js';
 import type { EventView } from './views.js';
-import { diskRoom, FREE_FLOOR, LOOK_BACK_SHARE } from '../delivery/disk.js';
+import { DiskRoomReading, FREE_FLOOR, LOOK_BACK_SHARE } from '../delivery/disk.js';
 
 /**
  * An event as the history keeps it: its latest view. What was sent, and every request, are the
@@ -67,6 +67,7 @@ interface Lines {
  */
 export class HistoryFile implements EventHistory {
   readonly #file: string;
+  readonly #disk: DiskRoomReading;
   readonly #retention: number;
   readonly #report: Reporter;
   /** Lines recorded since the last append was queued, with their sizes; absent when none are waiting. */
@@ -88,6 +89,7 @@ export class HistoryFile implements EventHistory {
 
   constructor(dir: string, retention: number, report: Reporter) {
     this.#file = path.join(dir, FILE);
+    this.#disk = new DiskRoomReading(dir);
     this.#retention = retention;
     this.#report = report;
   }
@@ -157,7 +159,7 @@ export class HistoryFile implements EventHistory {
     if (this.#buffer === lines) this.#buffer = undefined;
     const sizes = lines.bytes;
     if (sizes.length === 0) return;
-    const disk = await diskRoom(path.dirname(this.#file));
+    const disk = await this.#disk.room();
     const share = disk.total * LOOK_BACK_SHARE;
     // A drain settles many at once: of one append, only the newest half of the share is kept.
     let bytes = 0;
@@ -195,7 +197,7 @@ export class HistoryFile implements EventHistory {
 
   /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
-    const disk = await diskRoom(path.dirname(this.#file));
+    const disk = await this.#disk.room();
     // Sized without keeping the lines (the whole history as strings would be tens of MB at once),
     // by the size each entry was last written as: one that changed since without being written
     // again may have grown by an attempt or two, and the next append cuts the file if it must.

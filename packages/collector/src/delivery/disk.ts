@@ -18,6 +18,41 @@ export async function diskRoom(dir: string): Promise<{ total: number; free: numb
   return { total: blocks * bsize, free: bavail * bsize };
 }
 
+/** How long a reading of the disk's room may serve, while the disk is far from its floor, in ms. */
+const READING_SERVES = 1_000;
+/**
+ * Free space above the floor beyond which a reading may serve for {@link READING_SERVES} ms: more
+ * than the collector writes in that time at any rate it reaches (tens of MB a second). Closer to
+ * the floor, every question reads the disk again.
+ */
+const FAR_FROM_FLOOR = 256 * 1024 * 1024;
+
+/**
+ * The room on the disk `dir` is on, for a writer that asks before every write (the page's
+ * history): read again at each question near the floor, but at most once a second while far from
+ * it, where reading it for every write (a `statfs` each) cost more than the write.
+ */
+export class DiskRoomReading {
+  readonly #dir: string;
+  readonly #now: () => number;
+  #last: { total: number; free: number } | undefined;
+  #readAt = 0;
+
+  constructor(dir: string, now: () => number = Date.now) {
+    this.#dir = dir;
+    this.#now = now;
+  }
+
+  async room(): Promise<{ total: number; free: number }> {
+    const last = this.#last;
+    const now = this.#now();
+    if (last !== undefined && now - this.#readAt < READING_SERVES && last.free - last.total * FREE_FLOOR > FAR_FROM_FLOOR) return last;
+    this.#last = await diskRoom(this.#dir);
+    this.#readAt = now;
+    return this.#last;
+  }
+}
+
 /** Whether a write failed for want of room (a full disk, or the user's quota). */
 export function isDiskFull(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
