@@ -86,6 +86,12 @@ const STORES: [name: string, start: (args: string[]) => Promise<{ collectors: Co
   ],
 ];
 
+/** The URLs `collector` shows as disabled on `GET /webhooks`, as it last read their states. */
+async function disabledShown(collector: Collector): Promise<string[]> {
+  const state = (await (await fetch(`${collector.url}/webhooks`, { headers: ADMIN_AUTH })).json()) as { urls: { url: string; disabledAt?: number }[] };
+  return state.urls.filter((url) => url.disabledAt !== undefined).map((url) => url.url);
+}
+
 describe('serve: a webhook URL that keeps failing', () => {
   for (const [name, start, skip] of STORES) {
     it.skipIf(skip !== undefined)(`is disabled and alerted about, the other URL gets everything, and enabling it delivers what was kept, once: ${name}${skip ? ` (skipped: ${skip})` : ''}`, async () => {
@@ -124,6 +130,10 @@ describe('serve: a webhook URL that keeps failing', () => {
         collector.child.kill('SIGHUP');
         await waitFor(() => collector.stderr().includes('config reloaded'), 'the reload');
       }
+      // A collector learns what another disabled at its next poll (queue.pollInterval): from then on.
+      for (const collector of collectors) {
+        await expect.poll(async () => (await disabledShown(collector)).sort(), { timeout: 5_000 }).toEqual([down.url, shop.hook.url].sort());
+      }
       const [downBefore, shopBefore] = [down.requests.length, shop.hook.requests.length];
       const kept = sent;
       sent = await sendFor(collectors, 1_000, sent);
@@ -160,10 +170,6 @@ describe('serve: a webhook URL that keeps failing', () => {
       // The other one stays disabled.
       expect(down.requests.length).toBe(downBefore);
       // Every collector shows it enabled once it has read the URLs' states again (each poll).
-      const disabledShown = async (collector: Collector) => {
-        const state = (await (await fetch(`${collector.url}/webhooks`, { headers: ADMIN_AUTH })).json()) as { urls: { url: string; disabledAt?: number }[] };
-        return state.urls.filter((url) => url.disabledAt !== undefined).map((url) => url.url);
-      };
       for (const collector of collectors) {
         await expect.poll(() => disabledShown(collector), { timeout: 5_000 }).toEqual([down.url]);
       }
