@@ -14,6 +14,7 @@ import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
 import { lockDataDir, unlockDataDir } from './lock.js';
 import { Reserve } from './reserve.js';
+import { readDeliveries } from './read-deliveries.js';
 import { diskRoom, isDiskFull } from '../disk.js';
 import { UrlStateFile } from './url-state-file.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
@@ -147,10 +148,6 @@ const IDLE_LOOK = 64 * 1024;
 const IDLE_LOOK_EVERY = 100;
 /** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
 const STALE_SLACK = 4_096;
-/** Deliveries claimed together that lie at most this far apart are read in one go. */
-const READ_GAP = 16 * 1024;
-/** The most one read for a claim takes in. */
-const READ_MOST = 1024 * 1024;
 /** How long after a failed write the settlements it held are written again, when nothing else comes. */
 const DEFERRED_RETRY = 1_000;
 
@@ -335,7 +332,7 @@ export class JournalStore implements Store {
     }
     if (taken.length === 0) return [];
     try {
-      const deliveries = await this.#reading.track(this.#load(taken));
+      const deliveries = await this.#reading.track(readDeliveries(taken));
       return taken.map((entry, index) => this.#claimed(entry, deliveries[index]!));
     } catch (error) {
       // Given back as they were: a later claim tries again.
@@ -593,41 +590,6 @@ export class JournalStore implements Store {
     if (this.#due.size > 2 * this.#pending.size + STALE_SLACK) {
       this.#due.reset([...this.#pending.values()].map(({ id, due: at, order }) => ({ item: id, due: at, order })));
     }
-  }
-
-  /** Reads claimed deliveries from their segments, neighbours in one read. */
-  async #load(entries: readonly Entry[]): Promise<Delivery[]> {
-    const found = new Array<Delivery>(entries.length);
-    const byPlace = entries.map((_, index) => index).sort((a, b) => entries[a]!.segment.number - entries[b]!.segment.number || entries[a]!.offset - entries[b]!.offset);
-    const reads: Promise<void>[] = [];
-    let run: Entry[] = [];
-    let runOf: number[] = [];
-    const read = () => {
-      if (run.length === 0) return;
-      const [items, indexes] = [run, runOf];
-      const from = items[0]!.offset;
-      const to = items.at(-1)!.offset + items.at(-1)!.length;
-      reads.push(
-        items[0]!.segment.read(from, to - from).then((bytes) => {
-          items.forEach((entry, i) => {
-            found[indexes[i]!] = JSON.parse(bytes.toString('utf8', entry.offset - from, entry.offset - from + entry.length)) as Delivery;
-          });
-        }),
-      );
-      run = [];
-      runOf = [];
-    };
-    for (const index of byPlace) {
-      const entry = entries[index]!;
-      const first = run[0];
-      const last = run.at(-1);
-      if (first !== undefined && (entry.segment !== first.segment || entry.offset - (last!.offset + last!.length) > READ_GAP || entry.offset + entry.length - first.offset > READ_MOST)) read();
-      run.push(entry);
-      runOf.push(index);
-    }
-    read();
-    await Promise.all(reads);
-    return found;
   }
 
   #usable(): void {
