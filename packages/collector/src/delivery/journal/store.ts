@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
-import { DueQueue } from '../due-queue.js';
 import { JournalVersionError, StoreClosedError } from '../errors.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './format.js';
 import { readVersion1 } from './version1.js';
@@ -15,6 +14,7 @@ import { SeenIds } from './seen-ids.js';
 import { lockDataDir, unlockDataDir } from './lock.js';
 import { Reserve } from './reserve.js';
 import { readDeliveries } from './read-deliveries.js';
+import { PendingIndex } from './pending-index.js';
 import { diskRoom, isDiskFull } from '../disk.js';
 import { UrlStateFile } from './url-state-file.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
@@ -93,37 +93,6 @@ export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>
   keepSettledBytes: RETENTION_DEFAULTS.maxBytes,
 });
 
-/**
- * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
- * itself is read back when it is claimed, so a backlog costs memory for this only.
- */
-interface Entry {
-  id: string;
-  /** Kept (interned) for what picks deliveries by source without reading them. */
-  source: string;
-  segment: Segment;
-  offset: number;
-  length: number;
-  /** Acceptance order: claims among deliveries due at once go oldest first. */
-  order: number;
-  /** When it was accepted (its webhook's `receivedAt`): how old the backlog is. */
-  receivedAt: number;
-  /** Attempts started. */
-  attempts: number;
-  /** The webhooks still to ask (after a retry); absent: all. */
-  targets?: number[];
-  /** When it may be claimed (ms since the epoch): at once, at its retry, or when its claim lapses. */
-  due: number;
-  claim?: string;
-}
-
-/** An audience's latest state and the line that holds it. */
-interface KeptAudience {
-  record: AudienceRecord;
-  segment: Segment;
-  length: number;
-}
-
 interface Queued {
   bytes: Buffer;
   /** Whether the caller waits for the data to reach the disk, not only the OS. */
@@ -146,8 +115,6 @@ const LEGACY = 'journal.ndjson';
 const IDLE_LOOK = 64 * 1024;
 /** How often, at most, a drained head is weighed against the disk's free room, in ms. */
 const IDLE_LOOK_EVERY = 100;
-/** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
-const STALE_SLACK = 4_096;
 /** How long after a failed write the settlements it held are written again, when nothing else comes. */
 const DEFERRED_RETRY = 1_000;
 
@@ -170,20 +137,10 @@ const DEFERRED_RETRY = 1_000;
 export class JournalStore implements Store {
   readonly #dir: string;
   readonly #segmentSize: number;
-  readonly #pending = new Map<string, Entry>();
-  /**
-   * Pending deliveries' ids by when they may be claimed. An id is queued again whenever its time
-   * changes, and a stale queuing is skipped when taken; ids, not entries, so that what was settled
-   * is not kept alive by them.
-   */
-  readonly #due = new DueQueue<string>();
-  /** The next acceptance order. */
-  #accepted = 0;
-  readonly #audiences = new Map<string, KeptAudience>();
+  /** What is pending: deliveries and audiences. */
+  readonly #index = new PendingIndex();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
-  /** One string per source name, shared by its entries. */
-  readonly #sources = new Map<string, string>();
   /** Oldest first; the last is the head, the only one appended to. */
   readonly #segments: Segment[] = [];
   /**
@@ -260,8 +217,8 @@ export class JournalStore implements Store {
     if (!(await this.#reserve.setAside())) {
       this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
-    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#pending.size, this.#audiences.size, this.#segments.length);
-    return { pending: this.#pending.size };
+    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#index.size, this.#index.audiences, this.#segments.length);
+    return { pending: this.#index.size };
   }
 
   accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
@@ -302,7 +259,7 @@ export class JournalStore implements Store {
     const key = audienceKey(source, name);
     const sync = async () => {
       // What a sync reads is what the previous one recorded: they run one after another.
-      const planned = plan(this.#audiences.get(key)?.record.state);
+      const planned = plan(this.#index.audience(key)?.state);
       return { plan: planned, claimed: await this.#accept(planned.deliveries, { source, state: planned.state }, options) };
     };
     const run = (this.#syncs.get(key) ?? Promise.resolve()).then(sync, sync);
@@ -318,56 +275,29 @@ export class JournalStore implements Store {
     this.#usable();
     const now = Date.now();
     const claim = randomUUID();
-    const taken: Entry[] = [];
-    while (taken.length < limit) {
-      const next = this.#due.takeDue(now);
-      if (next === undefined) break;
-      const entry = this.#pending.get(next.item);
-      // Only the latest queuing of a pending delivery counts.
-      if (entry === undefined || next.due !== entry.due) continue;
-      entry.claim = claim;
-      entry.attempts += 1;
-      this.#schedule(entry, now + lease);
-      taken.push(entry);
-    }
+    const taken = this.#index.claimDue(now, limit, claim, now + lease);
     if (taken.length === 0) return [];
     try {
       const deliveries = await this.#reading.track(readDeliveries(taken));
-      return taken.map((entry, index) => this.#claimed(entry, deliveries[index]!));
+      return taken.map((entry, index) => this.#index.claimed(entry, deliveries[index]!));
     } catch (error) {
-      // Given back as they were: a later claim tries again.
-      for (const entry of taken) {
-        if (entry.claim !== claim) continue;
-        entry.claim = undefined;
-        entry.attempts -= 1;
-        this.#schedule(entry, now);
-      }
+      this.#index.giveBack(taken, claim, now);
       throw new StoreUnavailableError(`the journal could not be read: ${messageOf(error)}`, { cause: error });
     }
   }
 
   async renew(held: readonly Claimed[], lease: number): Promise<Claimed[]> {
     this.#usable();
-    const until = Date.now() + lease;
-    const lost: Claimed[] = [];
-    for (const claimed of held) {
-      const entry = this.#held(claimed);
-      if (entry === undefined) lost.push(claimed);
-      else this.#schedule(entry, until);
-    }
-    return lost;
+    return this.#index.renew(held, Date.now() + lease);
   }
 
   async retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[]): Promise<boolean> {
     this.#usable();
-    const entry = this.#held(held);
-    if (entry === undefined) return false;
     const at = Date.now() + delay;
-    entry.claim = undefined;
-    entry.targets = [...targets];
-    this.#schedule(entry, at);
+    const entry = this.#index.retry(held, at, targets);
+    if (entry === undefined) return false;
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
-    const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets };
+    const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets! };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
     await this.#append(line(record), { sync: false, deferrable: true });
     return true;
@@ -375,9 +305,8 @@ export class JournalStore implements Store {
 
   async settle(held: Claimed, outcome: Outcome, attempts?: readonly AttemptRecord[]): Promise<boolean> {
     this.#usable();
-    const entry = this.#held(held);
+    const entry = this.#index.settle(held);
     if (entry === undefined) return false;
-    this.#forget(entry);
     const record: JournalRecord = { op: 'settle', id: entry.id, outcome, settledAt: Date.now() };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
     await this.#append(line(record), { sync: false, deferrable: true });
@@ -425,34 +354,15 @@ export class JournalStore implements Store {
    */
   async hasten(source: string, target: number): Promise<number> {
     this.#usable();
-    const now = Date.now();
-    let hastened = 0;
-    for (const entry of this.#pending.values()) {
-      if (entry.claim !== undefined || entry.due <= now || entry.source !== source) continue;
-      if (entry.targets !== undefined && !entry.targets.includes(target)) continue;
-      this.#schedule(entry, now);
-      hastened += 1;
-    }
-    return hastened;
+    return this.#index.hasten(source, target, Date.now());
   }
 
   async release(held: readonly Claimed[]): Promise<void> {
-    const now = Date.now();
-    for (const claimed of held) {
-      const entry = this.#held(claimed);
-      if (entry === undefined) continue;
-      entry.claim = undefined;
-      entry.attempts -= 1;
-      this.#schedule(entry, now);
-    }
+    this.#index.release(held, Date.now());
   }
 
   async backlog(): Promise<Backlog> {
-    // A scan, not the map's first entry: copying forward puts old deliveries after newer ones in
-    // the segments a restart replays.
-    let oldestAt: number | undefined;
-    for (const { receivedAt } of this.#pending.values()) if (oldestAt === undefined || receivedAt < oldestAt) oldestAt = receivedAt;
-    return { pending: this.#pending.size, oldestAt };
+    return this.#index.backlog();
   }
 
   /** One process owns a journal: no other leaves work in it. */
@@ -486,8 +396,7 @@ export class JournalStore implements Store {
     recovers?: readonly string[],
   ): Promise<Claimed[]> {
     const bodies = deliveries.map((delivery) => Buffer.from(JSON.stringify(delivery)));
-    const order = this.#accepted;
-    this.#accepted += deliveries.length;
+    const order = this.#index.order(deliveries.length);
     const { line: bytes, starts } = encodeAccept(order, bodies, { audience, seen, recovers });
     const claimed: Claimed[] = [];
     await this.#append(bytes, {
@@ -498,10 +407,10 @@ export class JournalStore implements Store {
         const claim = options !== undefined && options.claim > 0 ? randomUUID() : undefined;
         const until = Date.now() + (options?.lease ?? 0);
         deliveries.forEach((delivery, index) => {
-          const entry = this.#enter(delivery, segment, offset + starts[index]!, bodies[index]!.length, order + index);
-          if (claim !== undefined && index < options!.claim) claimed.push(this.#take(entry, claim, until, delivery));
+          const entry = this.#index.enter(delivery, segment, offset + starts[index]!, bodies[index]!.length, order + index);
+          if (claim !== undefined && index < options!.claim) claimed.push(this.#index.take(entry, claim, until, delivery));
         });
-        if (audience !== undefined) this.#keepAudience(audience, segment, bytes.length);
+        if (audience !== undefined) this.#index.keepAudience(audience, segment, bytes.length);
         // Before any segment can be deleted after this write: the seen log is flushed first.
         seen?.durable();
       },
@@ -531,65 +440,6 @@ export class JournalStore implements Store {
       }
       return undefined;
     });
-  }
-
-  /** Makes a delivery pending, at the place its bytes were journaled. */
-  #enter(delivery: Pick<Delivery, 'id' | 'source' | 'webhook' | 'targets'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
-    const previous = this.#pending.get(delivery.id);
-    // A copy made forward: it replaces the older one.
-    if (previous !== undefined) this.#forget(previous);
-    let source = this.#sources.get(delivery.source);
-    if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
-    // Every field set here, so that all entries share one shape.
-    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets ?? delivery.targets, due: 0, claim: undefined };
-    segment.keep(length);
-    this.#pending.set(entry.id, entry);
-    this.#schedule(entry, schedule?.at ?? 0);
-    return entry;
-  }
-
-  #forget(entry: Entry): void {
-    this.#pending.delete(entry.id);
-    entry.segment.release(entry.length);
-  }
-
-  #keepAudience(record: AudienceRecord, segment: Segment, length: number): void {
-    const key = audienceKey(record.source, record.state.audience);
-    const previous = this.#audiences.get(key);
-    if (previous !== undefined) {
-      previous.segment.release(previous.length);
-    }
-    this.#audiences.set(key, { record, segment, length });
-    segment.keep(length);
-  }
-
-  #take(entry: Entry, claim: string, until: number, delivery: Delivery): Claimed {
-    entry.claim = claim;
-    entry.attempts += 1;
-    this.#schedule(entry, until);
-    return this.#claimed(entry, delivery);
-  }
-
-  #claimed(entry: Entry, delivery: Delivery): Claimed {
-    const claimed: Claimed = { delivery, claim: entry.claim!, attempt: entry.attempts };
-    if (entry.targets !== undefined) claimed.targets = entry.targets;
-    return claimed;
-  }
-
-  /** The entry a claim still holds; undefined once it was settled, retried or taken over. */
-  #held(claimed: Claimed): Entry | undefined {
-    const entry = this.#pending.get(claimed.delivery.id);
-    return entry?.claim === claimed.claim ? entry : undefined;
-  }
-
-  #schedule(entry: Entry, due: number): void {
-    entry.due = due;
-    this.#due.add(entry.id, due, entry.order);
-    // Every claim queues its lease's end; settled deliveries leave those behind. Rebuilt once they
-    // outnumber what is pending, the queue stays within a small multiple of the backlog.
-    if (this.#due.size > 2 * this.#pending.size + STALE_SLACK) {
-      this.#due.reset([...this.#pending.values()].map(({ id, due: at, order }) => ({ item: id, due: at, order })));
-    }
   }
 
   #usable(): void {
@@ -721,28 +571,15 @@ export class JournalStore implements Store {
   async #carry(segment: Segment): Promise<void> {
     const bytes = await segment.read(0, segment.size);
     const items: Queued[] = [];
-    for (const entry of this.#pending.values()) {
-      if (entry.segment !== segment) continue;
+    for (const entry of this.#index.entriesIn(segment)) {
       // A claim in progress is void after a restart: its delivery is due at once then.
-      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets };
+      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets! };
       const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], { schedule });
-      const written = (head: Segment, offset: number) => {
-        // Settled while it was written: the settlement comes after the copy in the journal too.
-        if (this.#pending.get(entry.id) !== entry) return;
-        entry.segment.release(entry.length);
-        entry.segment = head;
-        entry.offset = offset + starts[0]!;
-        head.keep(entry.length);
-      };
-      items.push(copied(copy, written));
+      items.push(copied(copy, (head, offset) => this.#index.move(entry, head, offset + starts[0]!)));
     }
-    for (const kept of this.#audiences.values()) {
-      if (kept.segment !== segment) continue;
-      const { line: copy } = encodeAccept(this.#accepted, [], { audience: kept.record });
-      const written = (head: Segment) => {
-        if (this.#audiences.get(audienceKey(kept.record.source, kept.record.state.audience)) === kept) this.#keepAudience(kept.record, head, copy.length);
-      };
-      items.push(copied(copy, written));
+    for (const kept of this.#index.audiencesIn(segment)) {
+      const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: kept.record });
+      items.push(copied(copy, (head) => this.#index.moveAudience(kept, head, copy.length)));
     }
     if (items.length > 0) await this.#write(items);
     log('collector: journal segment %d copied forward: %d record(s)', segment.number, items.length);
@@ -760,11 +597,11 @@ export class JournalStore implements Store {
       } else if (record.op === 'accept') {
         const sizes = record.sizes ?? [];
         const starts = deliveryStarts(text, sizes);
-        const order = record.order ?? this.#accepted;
+        const order = record.order ?? this.#index.nextOrder;
         const schedule = record.at === undefined ? undefined : record;
-        record.deliveries.forEach((delivery, index) => this.#enter(delivery, segment, start + starts[index]!, sizes[index]!, order + index, schedule));
-        this.#accepted = Math.max(this.#accepted, order + record.deliveries.length);
-        if (record.audience !== undefined) this.#keepAudience(record.audience, segment, text.length + 1);
+        record.deliveries.forEach((delivery, index) => this.#index.enter(delivery, segment, start + starts[index]!, sizes[index]!, order + index, schedule));
+        this.#index.ordered(order + record.deliveries.length);
+        if (record.audience !== undefined) this.#index.keepAudience(record.audience, segment, text.length + 1);
         if (record.seen !== undefined && record.seenAt !== undefined) {
           const messageIds = record.seen;
           this.#seen?.recover(record.deliveries.map(({ source }, index) => ({ source, messageId: messageIds[index]! })), record.seenAt);
@@ -775,12 +612,10 @@ export class JournalStore implements Store {
 
   /** A settlement or retry, as replayed. */
   #change(record: JournalRecord & { op: 'retry' | 'settle' }): void {
-    const entry = this.#pending.get(record.id);
+    const entry = this.#index.get(record.id);
     if (entry === undefined) return;
-    if (record.op === 'settle') return this.#forget(entry);
-    entry.attempts = record.attempts;
-    entry.targets = record.targets;
-    this.#schedule(entry, record.at);
+    if (record.op === 'settle') return this.#index.forget(entry);
+    this.#index.reschedule(entry, record);
   }
 
   /** A line as a record; undefined (reported) when it cannot be read. */
@@ -813,14 +648,14 @@ export class JournalStore implements Store {
     const items: Queued[] = [];
     for (const { delivery, schedule } of pending) {
       const body = Buffer.from(JSON.stringify(delivery));
-      const order = this.#accepted++;
+      const order = this.#index.order(1);
       const { line: copy, starts } = encodeAccept(order, [body], { schedule });
-      const written = (segment: Segment, offset: number) => void this.#enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
+      const written = (segment: Segment, offset: number) => void this.#index.enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
       items.push(copied(copy, written));
     }
     for (const record of audiences) {
-      const { line: copy } = encodeAccept(this.#accepted, [], { audience: record });
-      items.push(copied(copy, (segment) => this.#keepAudience(record, segment, copy.length)));
+      const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: record });
+      items.push(copied(copy, (segment) => this.#index.keepAudience(record, segment, copy.length)));
     }
     if (items.length > 0 && (await this.#write(items)).size > 0) throw this.#refusal;
     await unlink(file);
