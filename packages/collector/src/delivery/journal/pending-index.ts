@@ -168,12 +168,7 @@ export class PendingIndex {
 
   /** Gives back what a claim took whose deliveries could not be read, as they were: a later claim tries again. */
   giveBack(taken: readonly Entry[], claim: string, now: number): void {
-    for (const entry of taken) {
-      if (entry.claim !== claim) continue;
-      entry.claim = undefined;
-      entry.attempts -= 1;
-      this.#schedule(entry, now);
-    }
+    for (const entry of taken) if (entry.claim === claim) this.#untake(entry, now);
   }
 
   /** Holds the claims still held until `until`. @returns those lost. */
@@ -208,11 +203,15 @@ export class PendingIndex {
   release(held: readonly Claimed[], now: number): void {
     for (const claimed of held) {
       const entry = this.#held(claimed);
-      if (entry === undefined) continue;
-      entry.claim = undefined;
-      entry.attempts -= 1;
-      this.#schedule(entry, now);
+      if (entry !== undefined) this.#untake(entry, now);
     }
+  }
+
+  /** Undoes a claim's take: the attempt it counted was never made. */
+  #untake(entry: Entry, now: number): void {
+    entry.claim = undefined;
+    entry.attempts -= 1;
+    this.#schedule(entry, now);
   }
 
   /** A retry as replayed: its attempts, targets and time. */
