@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { mkdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { JournalVersionError, StoreClosedError } from '../errors.js';
 import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './format.js';
 import { readVersion1 } from './version1.js';
-import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './segment.js';
+import { JOURNAL_VERSION, type Segment, segmentFile } from './segment.js';
+import { Segments } from './segments.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { RetiredSegments, recordsFile } from './retired.js';
@@ -141,8 +142,7 @@ export class JournalStore implements Store {
   readonly #index = new PendingIndex();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
-  /** Oldest first; the last is the head, the only one appended to. */
-  readonly #segments: Segment[] = [];
+  readonly #segments: Segments;
   /**
    * Appends, grouped: everything queued while a write runs goes in the next one, so concurrent
    * acceptances share one fsync. Each item's result is the error that refused it, if any.
@@ -179,6 +179,7 @@ export class JournalStore implements Store {
    */
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
+    this.#segments = new Segments(dir);
     this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
     this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
     this.#report = new Reporter(options.logger);
@@ -203,21 +204,14 @@ export class JournalStore implements Store {
     await lockDataDir(this.#dir, this.#report);
     // First: replaying the segments adds the ids their acceptances carry.
     if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow, this.#report);
-    const numbers = segmentNumbers(await readdir(this.#dir));
-    for (const number of numbers) {
-      const segment = await Segment.existing(this.#dir, number);
-      this.#segments.push(segment);
-      await this.#replay(segment);
-    }
-    // Never appended to again: a previous run's last line may be cut short.
-    this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
+    await this.#segments.open((segment) => this.#replay(segment));
     await this.#upgrade();
     await this.#retired.open();
     await this.#removeDead();
     if (!(await this.#reserve.setAside())) {
       this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
-    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#index.size, this.#index.audiences, this.#segments.length);
+    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#index.size, this.#index.audiences, this.#segments.all.length);
     return { pending: this.#index.size };
   }
 
@@ -377,7 +371,7 @@ export class JournalStore implements Store {
       // Settlements a full disk held back get a last chance.
       if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
       await this.#reading.settled();
-      await Promise.all([...this.#segments.map((segment) => segment.close()), this.#seen?.close()]);
+      await Promise.all([this.#segments.close(), this.#seen?.close()]);
       await unlockDataDir(this.#dir);
     })();
     return this.#closing;
@@ -429,7 +423,7 @@ export class JournalStore implements Store {
   /** A reader per file: the retired segments, then the journal's, oldest first. */
   #readers(): (() => Promise<Buffer | undefined>)[] {
     this.#usable();
-    const numbers = [...this.#retired.numbers, ...this.#segments.map(({ number }) => number)];
+    const numbers = [...this.#retired.numbers, ...this.#segments.all.map(({ number }) => number)];
     return numbers.map((number) => async () => {
       for (const file of [segmentFile(this.#dir, number), recordsFile(this.#dir, number)]) {
         try {
@@ -516,8 +510,8 @@ export class JournalStore implements Store {
 
   /** Appends items to the head, in one write; each learns where it went. */
   async #appendAll(items: readonly Queued[]): Promise<void> {
-    if (this.#head.broken) await this.#roll();
-    const head = this.#head;
+    if (this.#segments.head.broken) await this.#segments.roll();
+    const head = this.#segments.head;
     let offset = await head.append(items.length === 1 ? items[0]!.bytes : Buffer.concat(items.map((item) => item.bytes)), items.some((item) => item.sync));
     for (const item of items) {
       item.written?.(head, offset);
@@ -525,29 +519,22 @@ export class JournalStore implements Store {
     }
   }
 
-  get #head(): Segment {
-    return this.#segments.at(-1)!;
-  }
-
-  async #roll(): Promise<void> {
-    this.#segments.push(await Segment.create(this.#dir, this.#head.number + 1));
-  }
-
   /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
   async #maintain(): Promise<void> {
-    const head = this.#head;
+    const head = this.#segments.head;
     // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
     // gives its room back at once: acceptances wait for that room.
     const short = this.#full || this.#reserve.missing;
     await this.#retired.trim(short);
     const idle = head.live === 0 && (head.size >= (short ? 1 : this.#segmentSize / 8) || (await this.#outgrew(head)));
-    if (head.size >= this.#segmentSize || idle) await this.#roll();
+    if (head.size >= this.#segmentSize || idle) await this.#segments.roll();
     await this.#removeDead();
-    const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
-    const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
+    const segments = this.#segments.all;
+    const total = segments.reduce((sum, segment) => sum + segment.size, 0);
+    const live = segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
     // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (this.#segments.length > 1 && !this.#full && !this.#reserve.missing && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
-      await this.#carry(this.#segments[0]!);
+    if (segments.length > 1 && !this.#full && !this.#reserve.missing && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+      await this.#carry(segments[0]!);
       await this.#removeDead();
     }
   }
@@ -558,10 +545,11 @@ export class JournalStore implements Store {
    */
   async #removeDead(): Promise<void> {
     // A segment's acceptances may hold the only durable copy of ids the seen log has not written yet.
-    if (this.#segments.length > 1 && this.#segments[0]!.live === 0) await this.#seen?.flush();
-    while (this.#segments.length > 1 && this.#segments[0]!.live === 0) {
-      await this.#retired.retire(this.#segments[0]!);
-      this.#segments.shift();
+    const segments = this.#segments.all;
+    if (segments.length > 1 && segments[0]!.live === 0) await this.#seen?.flush();
+    while (segments.length > 1 && segments[0]!.live === 0) {
+      await this.#retired.retire(segments[0]!);
+      this.#segments.dropOldest();
       // Room came back: the reserve may be set aside again at once.
       this.#reserve.roomCameBack();
     }
