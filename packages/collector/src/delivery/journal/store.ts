@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
+import { type AudienceState, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { JournalVersionError, StoreClosedError } from '../errors.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './format.js';
+import { deliveryStarts, encodeAccept, type JournalRecord, lines, type SeenRecord } from './format.js';
 import { readVersion1 } from './version1.js';
 import { JOURNAL_VERSION, type Segment, segmentFile } from './segment.js';
 import { Segments } from './segments.js';
+import { copied, JournalWriter, type Queued } from './writer.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { RetiredSegments, recordsFile } from './retired.js';
@@ -16,7 +17,7 @@ import { lockDataDir, unlockDataDir } from './lock.js';
 import { Reserve } from './reserve.js';
 import { readDeliveries } from './read-deliveries.js';
 import { PendingIndex } from './pending-index.js';
-import { diskRoom, isDiskFull } from '../disk.js';
+import { diskRoom } from '../disk.js';
 import { UrlStateFile } from './url-state-file.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
 import {
@@ -94,30 +95,12 @@ export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>
   keepSettledBytes: RETENTION_DEFAULTS.maxBytes,
 });
 
-interface Queued {
-  bytes: Buffer;
-  /** Whether the caller waits for the data to reach the disk, not only the OS. */
-  sync: boolean;
-  /**
-   * Settlements and retries: when a write fails they are kept and written with the next one,
-   * and their callers go on (they are not fsync'ed anyway; a crash meanwhile only repeats a delivery).
-   */
-  deferrable: boolean;
-  /** Called once written, with where: acceptances enter the live state only then. */
-  written?: (segment: Segment, offset: number) => void;
-}
-
-/** A write of nothing: carries the settlements a failed write deferred when nothing else comes. */
-const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, deferrable: true });
-
 /** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
 const LEGACY = 'journal.ndjson';
 /** A drained head smaller than this is never weighed against the disk's free room. */
 const IDLE_LOOK = 64 * 1024;
 /** How often, at most, a drained head is weighed against the disk's free room, in ms. */
 const IDLE_LOOK_EVERY = 100;
-/** How long after a failed write the settlements it held are written again, when nothing else comes. */
-const DEFERRED_RETRY = 1_000;
 
 /**
  * The default {@link Store}: an append-only NDJSON journal in a data directory, one line per
@@ -143,20 +126,7 @@ export class JournalStore implements Store {
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
   readonly #segments: Segments;
-  /**
-   * Appends, grouped: everything queued while a write runs goes in the next one, so concurrent
-   * acceptances share one fsync. Each item's result is the error that refused it, if any.
-   */
-  readonly #commits = new GroupCommit<Queued, Error | undefined>((batch) => this.#commit(batch));
-  /** Settlements and retries a failed write left, written before anything newer. */
-  readonly #deferred: Queued[] = [];
-  #retryTimer: NodeJS.Timeout | undefined;
-  /** The last write failed. */
-  #failing = false;
-  /** The last write found the disk full. */
-  #full = false;
-  /** What acceptances of the last failed write were refused with. */
-  #refusal: Error | undefined;
+  readonly #writer: JournalWriter;
   readonly #dedupeWindow: number;
   readonly #report: Reporter;
   /** The ids accepted within the window, once open; absent with a window of 0. */
@@ -192,6 +162,7 @@ export class JournalStore implements Store {
       },
       this.#report,
     );
+    this.#writer = new JournalWriter(this.#segments, this.#reserve, this.#report, () => this.#maintain());
   }
 
   /**
@@ -293,7 +264,7 @@ export class JournalStore implements Store {
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
     const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets! };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
-    await this.#append(line(record), { sync: false, deferrable: true });
+    await this.#writer.append(line(record), { sync: false, deferrable: true });
     return true;
   }
 
@@ -303,7 +274,7 @@ export class JournalStore implements Store {
     if (entry === undefined) return false;
     const record: JournalRecord = { op: 'settle', id: entry.id, outcome, settledAt: Date.now() };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
-    await this.#append(line(record), { sync: false, deferrable: true });
+    await this.#writer.append(line(record), { sync: false, deferrable: true });
     return true;
   }
 
@@ -366,10 +337,7 @@ export class JournalStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      clearTimeout(this.#retryTimer);
-      await this.#commits.idle();
-      // Settlements a full disk held back get a last chance.
-      if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
+      await this.#writer.close();
       await this.#reading.settled();
       await Promise.all([this.#segments.close(), this.#seen?.close()]);
       await unlockDataDir(this.#dir);
@@ -393,7 +361,7 @@ export class JournalStore implements Store {
     const order = this.#index.order(deliveries.length);
     const { line: bytes, starts } = encodeAccept(order, bodies, { audience, seen, recovers });
     const claimed: Claimed[] = [];
-    await this.#append(bytes, {
+    await this.#writer.append(bytes, {
       sync: true,
       deferrable: false,
       // In the same step as the write's end: no claim() can take these before the caller does.
@@ -440,62 +408,6 @@ export class JournalStore implements Store {
     if (this.#closing) throw new StoreClosedError();
   }
 
-  async #append(bytes: Buffer, options: Pick<Queued, 'sync' | 'deferrable' | 'written'>): Promise<void> {
-    if (this.#closing) throw new StoreClosedError();
-    const refused = await this.#commits.add({ bytes, ...options });
-    if (refused !== undefined) throw refused;
-  }
-
-  /**
-   * One group: what a failed write deferred first, then the group; then space is given back.
-   * Acceptances wait while the reserve is spent: the room it needs may be all there is.
-   */
-  async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
-    const reserved = await this.#reserve.setAside();
-    const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
-    const held = new Set(reserved ? undefined : items.filter((item) => !item.deferrable));
-    const written = held.size === 0 ? items : items.filter((item) => item.deferrable);
-    const refused = written.length > 0 ? await this.#write(written) : new Set<Queued>();
-    if (!this.#closing) await this.#maintain().catch((error: unknown) => this.#report.warn('collector: journal compaction failed: %s', messageOf(error)));
-    const waiting = held.size > 0 ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : undefined;
-    return batch.map((item) => (held.has(item) ? waiting : refused.has(item) ? this.#refusal : undefined));
-  }
-
-  /** Appends a batch to the head; when that fails, acceptances are refused and settlements deferred. */
-  /** @returns the items refused (acceptances, when the write failed). */
-  async #write(batch: readonly Queued[]): Promise<Set<Queued>> {
-    try {
-      await this.#appendAll(batch);
-      if (this.#failing) this.#report.warn('collector: the journal can be written again: acceptances resume');
-      this.#failing = false;
-      this.#full = false;
-      return new Set();
-    } catch (error) {
-      this.#failing = true;
-      this.#full = isDiskFull(error);
-      this.#report.error('collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
-      this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
-      const refused = new Set(batch.filter((item) => !item.deferrable));
-      const deferrable = batch.filter((item) => item.deferrable);
-      if (this.#full && deferrable.length > 0 && (await this.#reserve.spend())) {
-        try {
-          await this.#appendAll(deferrable);
-          return refused;
-        } catch {
-          // Not even the reserve's room was enough: they wait in memory, as below.
-        }
-      }
-      this.#deferred.push(...deferrable);
-      if (this.#deferred.length > 0 && this.#retryTimer === undefined && !this.#closing) {
-        this.#retryTimer = setTimeout(() => {
-          this.#retryTimer = undefined;
-          if (!this.#closing) void this.#commits.add(NOTHING);
-        }, DEFERRED_RETRY).unref();
-      }
-      return refused;
-    }
-  }
-
   /**
    * Whether a head nothing pending is left in holds more than the disk has left: on a small disk a
    * drained head below an eighth of a segment would take the room the next acceptances need.
@@ -508,23 +420,12 @@ export class JournalStore implements Store {
     return (await diskRoom(this.#dir)).free < head.size;
   }
 
-  /** Appends items to the head, in one write; each learns where it went. */
-  async #appendAll(items: readonly Queued[]): Promise<void> {
-    if (this.#segments.head.broken) await this.#segments.roll();
-    const head = this.#segments.head;
-    let offset = await head.append(items.length === 1 ? items[0]!.bytes : Buffer.concat(items.map((item) => item.bytes)), items.some((item) => item.sync));
-    for (const item of items) {
-      item.written?.(head, offset);
-      offset += item.bytes.length;
-    }
-  }
-
   /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
   async #maintain(): Promise<void> {
     const head = this.#segments.head;
     // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
     // gives its room back at once: acceptances wait for that room.
-    const short = this.#full || this.#reserve.missing;
+    const short = this.#writer.full || this.#reserve.missing;
     await this.#retired.trim(short);
     const idle = head.live === 0 && (head.size >= (short ? 1 : this.#segmentSize / 8) || (await this.#outgrew(head)));
     if (head.size >= this.#segmentSize || idle) await this.#segments.roll();
@@ -533,7 +434,7 @@ export class JournalStore implements Store {
     const total = segments.reduce((sum, segment) => sum + segment.size, 0);
     const live = segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
     // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (segments.length > 1 && !this.#full && !this.#reserve.missing && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
+    if (segments.length > 1 && !this.#writer.full && !this.#reserve.missing && !this.#writer.deferring && total > 2 * live + this.#segmentSize) {
       await this.#carry(segments[0]!);
       await this.#removeDead();
     }
@@ -569,7 +470,7 @@ export class JournalStore implements Store {
       const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: kept.record });
       items.push(copied(copy, (head) => this.#index.moveAudience(kept, head, copy.length)));
     }
-    if (items.length > 0) await this.#write(items);
+    if (items.length > 0) await this.#writer.write(items);
     log('collector: journal segment %d copied forward: %d record(s)', segment.number, items.length);
   }
 
@@ -645,7 +546,7 @@ export class JournalStore implements Store {
       const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: record });
       items.push(copied(copy, (segment) => this.#index.keepAudience(record, segment, copy.length)));
     }
-    if (items.length > 0 && (await this.#write(items)).size > 0) throw this.#refusal;
+    if (items.length > 0 && (await this.#writer.write(items)).size > 0) throw this.#writer.refusal;
     await unlink(file);
     await unlink(`${file}.tmp`).catch(() => undefined);
     log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
@@ -663,14 +564,6 @@ export class JournalStore implements Store {
     this.#usable();
     return (this.#urls ??= new UrlStateFile(this.#dir)).changeUrlState(source, url, change);
   }
-}
-
-/**
- * A record copied into the head (forward, or from a version-1 journal): durable before the old copy
- * goes; nobody waits on it but the copier, who learns a failure from `#write`.
- */
-function copied(bytes: Buffer, written: Queued['written']): Queued {
-  return { bytes, sync: true, deferrable: false, written };
 }
 
 function line(record: JournalRecord): Buffer {
