@@ -8,6 +8,7 @@ import { readVersion1 } from './version1.js';
 import { JOURNAL_VERSION, type Segment, segmentFile } from './segment.js';
 import { Segments } from './segments.js';
 import { copied, JournalWriter, type Queued } from './writer.js';
+import { Compaction } from './compaction.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { RetiredSegments, recordsFile } from './retired.js';
@@ -17,7 +18,6 @@ import { lockDataDir, unlockDataDir } from './lock.js';
 import { Reserve } from './reserve.js';
 import { readDeliveries } from './read-deliveries.js';
 import { PendingIndex } from './pending-index.js';
-import { diskRoom } from '../disk.js';
 import { UrlStateFile } from './url-state-file.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
 import {
@@ -97,11 +97,6 @@ export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>
 
 /** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
 const LEGACY = 'journal.ndjson';
-/** A drained head smaller than this is never weighed against the disk's free room. */
-const IDLE_LOOK = 64 * 1024;
-/** How often, at most, a drained head is weighed against the disk's free room, in ms. */
-const IDLE_LOOK_EVERY = 100;
-
 /**
  * The default {@link Store}: an append-only NDJSON journal in a data directory, one line per
  * transaction, in segment files (`journal-00000001.ndjson`, ...). Acceptances are fsync'ed before
@@ -120,21 +115,19 @@ const IDLE_LOOK_EVERY = 100;
  */
 export class JournalStore implements Store {
   readonly #dir: string;
-  readonly #segmentSize: number;
   /** What is pending: deliveries and audiences. */
   readonly #index = new PendingIndex();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
   readonly #segments: Segments;
   readonly #writer: JournalWriter;
+  readonly #compaction: Compaction;
   readonly #dedupeWindow: number;
   readonly #report: Reporter;
   /** The ids accepted within the window, once open; absent with a window of 0. */
   #seen: SeenIds | undefined;
   /** Room kept for settlements when the disk fills. */
   readonly #reserve: Reserve;
-  /** When `#outgrew` last looked at the disk (ms since the epoch). */
-  #lookedAt = 0;
   /** The recovery in progress, if any: the next waits for it. */
   #recovering: Promise<unknown> = Promise.resolve();
   /** Segments nothing pending is left in, kept for looking deliveries up. */
@@ -150,7 +143,7 @@ export class JournalStore implements Store {
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
     this.#segments = new Segments(dir);
-    this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
+    const segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
     this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
     this.#report = new Reporter(options.logger);
     this.#reserve = new Reserve(dir, integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0), this.#report);
@@ -162,7 +155,17 @@ export class JournalStore implements Store {
       },
       this.#report,
     );
-    this.#writer = new JournalWriter(this.#segments, this.#reserve, this.#report, () => this.#maintain());
+    this.#writer = new JournalWriter(this.#segments, this.#reserve, this.#report, () => this.#compaction.maintain());
+    this.#compaction = new Compaction({
+      dir,
+      segmentSize,
+      segments: this.#segments,
+      index: this.#index,
+      writer: this.#writer,
+      reserve: this.#reserve,
+      retired: this.#retired,
+      flushSeen: () => this.#seen?.flush(),
+    });
   }
 
   /**
@@ -178,7 +181,7 @@ export class JournalStore implements Store {
     await this.#segments.open((segment) => this.#replay(segment));
     await this.#upgrade();
     await this.#retired.open();
-    await this.#removeDead();
+    await this.#compaction.removeDead();
     if (!(await this.#reserve.setAside())) {
       this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
@@ -406,72 +409,6 @@ export class JournalStore implements Store {
 
   #usable(): void {
     if (this.#closing) throw new StoreClosedError();
-  }
-
-  /**
-   * Whether a head nothing pending is left in holds more than the disk has left: on a small disk a
-   * drained head below an eighth of a segment would take the room the next acceptances need.
-   * Looked at (statfs) at most every 100 ms, and only for a head of 64 KiB or more.
-   */
-  async #outgrew(head: Segment): Promise<boolean> {
-    const now = Date.now();
-    if (head.size < IDLE_LOOK || now < this.#lookedAt + IDLE_LOOK_EVERY) return false;
-    this.#lookedAt = now;
-    return (await diskRoom(this.#dir)).free < head.size;
-  }
-
-  /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
-  async #maintain(): Promise<void> {
-    const head = this.#segments.head;
-    // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
-    // gives its room back at once: acceptances wait for that room.
-    const short = this.#writer.full || this.#reserve.missing;
-    await this.#retired.trim(short);
-    const idle = head.live === 0 && (head.size >= (short ? 1 : this.#segmentSize / 8) || (await this.#outgrew(head)));
-    if (head.size >= this.#segmentSize || idle) await this.#segments.roll();
-    await this.#removeDead();
-    const segments = this.#segments.all;
-    const total = segments.reduce((sum, segment) => sum + segment.size, 0);
-    const live = segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
-    // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (segments.length > 1 && !this.#writer.full && !this.#reserve.missing && !this.#writer.deferring && total > 2 * live + this.#segmentSize) {
-      await this.#carry(segments[0]!);
-      await this.#removeDead();
-    }
-  }
-
-  /**
-   * Deletes the oldest segments while nothing in them is pending. Only from the oldest: a newer
-   * segment's settlements may be all that keeps an older one's deliveries from being replayed.
-   */
-  async #removeDead(): Promise<void> {
-    // A segment's acceptances may hold the only durable copy of ids the seen log has not written yet.
-    const segments = this.#segments.all;
-    if (segments.length > 1 && segments[0]!.live === 0) await this.#seen?.flush();
-    while (segments.length > 1 && segments[0]!.live === 0) {
-      await this.#retired.retire(segments[0]!);
-      this.#segments.dropOldest();
-      // Room came back: the reserve may be set aside again at once.
-      this.#reserve.roomCameBack();
-    }
-  }
-
-  /** Copies what is pending in `segment` (deliveries with their schedules, audiences) to the head. */
-  async #carry(segment: Segment): Promise<void> {
-    const bytes = await segment.read(0, segment.size);
-    const items: Queued[] = [];
-    for (const entry of this.#index.entriesIn(segment)) {
-      // A claim in progress is void after a restart: its delivery is due at once then.
-      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets! };
-      const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], { schedule });
-      items.push(copied(copy, (head, offset) => this.#index.move(entry, head, offset + starts[0]!)));
-    }
-    for (const kept of this.#index.audiencesIn(segment)) {
-      const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: kept.record });
-      items.push(copied(copy, (head) => this.#index.moveAudience(kept, head, copy.length)));
-    }
-    if (items.length > 0) await this.#writer.write(items);
-    log('collector: journal segment %d copied forward: %d record(s)', segment.number, items.length);
   }
 
   async #replay(segment: Segment): Promise<void> {
