@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type AudienceState, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
-import { JournalVersionError, StoreClosedError } from '../errors.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type SeenRecord } from './format.js';
+import { StoreClosedError } from '../errors.js';
+import { encodeAccept, type JournalRecord, type SeenRecord } from './format.js';
 import { readVersion1 } from './version1.js';
-import { JOURNAL_VERSION, type Segment, segmentFile } from './segment.js';
+import { type Segment, segmentFile } from './segment.js';
 import { Segments } from './segments.js';
 import { copied, JournalWriter, type Queued } from './writer.js';
 import { Compaction } from './compaction.js';
+import { parseLine, replay } from './replay.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { RetiredSegments, recordsFile } from './retired.js';
@@ -178,7 +179,7 @@ export class JournalStore implements Store {
     await lockDataDir(this.#dir, this.#report);
     // First: replaying the segments adds the ids their acceptances carry.
     if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow, this.#report);
-    await this.#segments.open((segment) => this.#replay(segment));
+    await this.#segments.open((segment) => replay(segment, this.#index, this.#seen, this.#report));
     await this.#upgrade();
     await this.#retired.open();
     await this.#compaction.removeDead();
@@ -411,54 +412,6 @@ export class JournalStore implements Store {
     if (this.#closing) throw new StoreClosedError();
   }
 
-  async #replay(segment: Segment): Promise<void> {
-    const bytes = await readFile(segment.file);
-    for (const { start, line: text, number, whole } of lines(bytes)) {
-      const record = this.#parse(segment.file, text, number, start, whole);
-      if (record === undefined) continue;
-      if (record.op === 'journal') {
-        if (record.version > JOURNAL_VERSION) {
-          throw new JournalVersionError(`${segment.file} has journal version ${record.version}; this collector reads up to ${JOURNAL_VERSION}`);
-        }
-      } else if (record.op === 'accept') {
-        const sizes = record.sizes ?? [];
-        const starts = deliveryStarts(text, sizes);
-        const order = record.order ?? this.#index.nextOrder;
-        const schedule = record.at === undefined ? undefined : record;
-        record.deliveries.forEach((delivery, index) => this.#index.enter(delivery, segment, start + starts[index]!, sizes[index]!, order + index, schedule));
-        this.#index.ordered(order + record.deliveries.length);
-        if (record.audience !== undefined) this.#index.keepAudience(record.audience, segment, text.length + 1);
-        if (record.seen !== undefined && record.seenAt !== undefined) {
-          const messageIds = record.seen;
-          this.#seen?.recover(record.deliveries.map(({ source }, index) => ({ source, messageId: messageIds[index]! })), record.seenAt);
-        }
-      } else this.#change(record);
-    }
-  }
-
-  /** A settlement or retry, as replayed. */
-  #change(record: JournalRecord & { op: 'retry' | 'settle' }): void {
-    const entry = this.#index.get(record.id);
-    if (entry === undefined) return;
-    if (record.op === 'settle') return this.#index.forget(entry);
-    this.#index.reschedule(entry, record);
-  }
-
-  /** A line as a record; undefined (reported) when it cannot be read. */
-  #parse(file: string, text: Buffer, number: number, start: number, whole: boolean): JournalRecord | undefined {
-    try {
-      const record = JSON.parse(text.toString('utf8')) as JournalRecord;
-      if (record.op !== 'accept' || record.sizes === undefined || record.sizes.length === record.deliveries.length) return record;
-    } catch {
-      // Reported below.
-    }
-    // Acceptances are answered after their fsync: a last line cut short was never acknowledged.
-    // Where, never what: a line holds messages, which no log shows.
-    if (!whole) this.#report.warn('collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged)', file, number, start);
-    else this.#report.error('collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes)', file, number, start, text.length);
-    return undefined;
-  }
-
   /**
    * Reads a version-1 journal (one file) and writes what is pending in it into the head, durably,
    * before deleting it. It holds every pending delivery in memory, once, as version 1 did.
@@ -470,7 +423,7 @@ export class JournalStore implements Store {
       throw error;
     });
     if (bytes === undefined) return;
-    const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => this.#parse(file, text, number, start, whole));
+    const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => parseLine(this.#report, file, text, number, start, whole));
     const items: Queued[] = [];
     for (const { delivery, schedule } of pending) {
       const body = Buffer.from(JSON.stringify(delivery));
