@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
 import { type AudienceState, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { StoreClosedError } from '../errors.js';
 import { encodeAccept, type JournalRecord, type SeenRecord } from './format.js';
-import { readVersion1 } from './version1.js';
-import { type Segment, segmentFile } from './segment.js';
+import { upgradeVersion1 } from './version1.js';
+import { segmentFile } from './segment.js';
 import { Segments } from './segments.js';
-import { copied, JournalWriter, type Queued } from './writer.js';
+import { JournalWriter } from './writer.js';
 import { Compaction } from './compaction.js';
-import { parseLine, replay } from './replay.js';
+import { replay } from './replay.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { RetiredSegments, recordsFile } from './retired.js';
@@ -96,8 +95,6 @@ export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>
   keepSettledBytes: RETENTION_DEFAULTS.maxBytes,
 });
 
-/** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
-const LEGACY = 'journal.ndjson';
 /**
  * The default {@link Store}: an append-only NDJSON journal in a data directory, one line per
  * transaction, in segment files (`journal-00000001.ndjson`, ...). Acceptances are fsync'ed before
@@ -180,7 +177,7 @@ export class JournalStore implements Store {
     // First: replaying the segments adds the ids their acceptances carry.
     if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow, this.#report);
     await this.#segments.open((segment) => replay(segment, this.#index, this.#seen, this.#report));
-    await this.#upgrade();
+    await upgradeVersion1(this.#dir, this.#index, this.#writer, this.#report);
     await this.#retired.open();
     await this.#compaction.removeDead();
     if (!(await this.#reserve.setAside())) {
@@ -410,36 +407,6 @@ export class JournalStore implements Store {
 
   #usable(): void {
     if (this.#closing) throw new StoreClosedError();
-  }
-
-  /**
-   * Reads a version-1 journal (one file) and writes what is pending in it into the head, durably,
-   * before deleting it. It holds every pending delivery in memory, once, as version 1 did.
-   */
-  async #upgrade(): Promise<void> {
-    const file = path.join(this.#dir, LEGACY);
-    const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (bytes === undefined) return;
-    const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => parseLine(this.#report, file, text, number, start, whole));
-    const items: Queued[] = [];
-    for (const { delivery, schedule } of pending) {
-      const body = Buffer.from(JSON.stringify(delivery));
-      const order = this.#index.order(1);
-      const { line: copy, starts } = encodeAccept(order, [body], { schedule });
-      const written = (segment: Segment, offset: number) => void this.#index.enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
-      items.push(copied(copy, written));
-    }
-    for (const record of audiences) {
-      const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: record });
-      items.push(copied(copy, (segment) => this.#index.keepAudience(record, segment, copy.length)));
-    }
-    if (items.length > 0 && (await this.#writer.write(items)).size > 0) throw this.#writer.refusal;
-    await unlink(file);
-    await unlink(`${file}.tmp`).catch(() => undefined);
-    log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
   }
 
   // The URLs' states, in a file of their own beside the segments (see UrlStateFile).
