@@ -2,23 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { type AudienceState, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
 import { StoreClosedError } from '../errors.js';
-import { encodeAccept, type JournalRecord, type SeenRecord } from './format.js';
-import { upgradeVersion1 } from './version1.js';
-import { segmentFile } from './segment.js';
-import { Segments } from './segments.js';
-import { JournalWriter } from './writer.js';
-import { Compaction } from './compaction.js';
-import { replay } from './replay.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
+import { Compaction } from './compaction.js';
+import { encodeAccept, type JournalRecord, type SeenRecord } from './format.js';
+import { lockDataDir, unlockDataDir } from './lock.js';
+import { PendingIndex } from './pending-index.js';
+import { readDeliveries } from './read-deliveries.js';
+import { replay } from './replay.js';
+import { Reserve } from './reserve.js';
 import { RetiredSegments, recordsFile } from './retired.js';
 import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
-import { lockDataDir, unlockDataDir } from './lock.js';
-import { Reserve } from './reserve.js';
-import { readDeliveries } from './read-deliveries.js';
-import { PendingIndex } from './pending-index.js';
+import { segmentFile } from './segment.js';
+import { Segments } from './segments.js';
 import { UrlStateFile } from './url-state-file.js';
+import { upgradeVersion1 } from './version1.js';
+import { JournalWriter } from './writer.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
 import {
   type Arrival,
@@ -107,9 +107,13 @@ export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>
  * deliveries settle, the segments they emptied are deleted, and acceptances succeed again by
  * themselves. Opening needs no room: it only reads, and starts a new, empty segment.
  *
- * Only where each pending delivery lies is kept in memory, with its schedule (a {@link DueQueue});
+ * Only where each pending delivery lies is kept in memory, with its schedule (a {@link PendingIndex});
  * a delivery is read back from its segment when it is claimed. Claims live in memory (one process
  * uses the directory); a restart voids them. A lock file keeps a second process out.
+ *
+ * The parts it composes: the {@link PendingIndex}, the {@link Segments} (replayed at start by
+ * {@link replay}), the {@link JournalWriter} that appends to them, and the {@link Compaction} that
+ * gives their disk back after each write.
  */
 export class JournalStore implements Store {
   readonly #dir: string;
@@ -117,8 +121,11 @@ export class JournalStore implements Store {
   readonly #index = new PendingIndex();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
+  /** The journal's files, oldest first. */
   readonly #segments: Segments;
+  /** Appends to the head, grouped; refuses acceptances while the disk is full or failing. */
   readonly #writer: JournalWriter;
+  /** Gives disk space back after each write. */
   readonly #compaction: Compaction;
   readonly #dedupeWindow: number;
   readonly #report: Reporter;
