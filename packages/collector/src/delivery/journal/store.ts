@@ -1,21 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
-import path from 'node:path';
-import { type AudienceState, GroupCommit, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
-import { DueQueue } from '../due-queue.js';
-import { JournalVersionError, StoreClosedError } from '../errors.js';
-import { deliveryStarts, encodeAccept, type JournalRecord, lines, type Schedule, type SeenRecord } from './format.js';
-import { readVersion1 } from './version1.js';
-import { JOURNAL_VERSION, Segment, segmentFile, segmentNumbers } from './segment.js';
+import { mkdir, readFile } from 'node:fs/promises';
+import { type AudienceState, InProgress, integer, log, messageOf } from 'batched-analytics/internal';
+import { StoreClosedError } from '../errors.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
+import { Compaction } from './compaction.js';
+import { encodeAccept, type JournalRecord, type SeenRecord } from './format.js';
+import { lockDataDir, unlockDataDir } from './lock.js';
+import { PendingIndex } from './pending-index.js';
+import { readDeliveries } from './read-deliveries.js';
+import { replay } from './replay.js';
+import { Reserve } from './reserve.js';
 import { RetiredSegments, recordsFile } from './retired.js';
 import { givenUp, searchJournal, type Wanted } from './search.js';
 import { SeenIds } from './seen-ids.js';
-import { lockDataDir, unlockDataDir } from './lock.js';
-import { Reserve } from './reserve.js';
-import { diskRoom, isDiskFull } from '../disk.js';
+import { segmentFile } from './segment.js';
+import { Segments } from './segments.js';
 import { UrlStateFile } from './url-state-file.js';
+import { upgradeVersion1 } from './version1.js';
+import { JournalWriter } from './writer.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
 import {
   type Arrival,
@@ -93,68 +96,6 @@ export const JOURNAL_DEFAULTS: Readonly<Required<Omit<JournalOptions, 'logger'>>
 });
 
 /**
- * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
- * itself is read back when it is claimed, so a backlog costs memory for this only.
- */
-interface Entry {
-  id: string;
-  /** Kept (interned) for what picks deliveries by source without reading them. */
-  source: string;
-  segment: Segment;
-  offset: number;
-  length: number;
-  /** Acceptance order: claims among deliveries due at once go oldest first. */
-  order: number;
-  /** When it was accepted (its webhook's `receivedAt`): how old the backlog is. */
-  receivedAt: number;
-  /** Attempts started. */
-  attempts: number;
-  /** The webhooks still to ask (after a retry); absent: all. */
-  targets?: number[];
-  /** When it may be claimed (ms since the epoch): at once, at its retry, or when its claim lapses. */
-  due: number;
-  claim?: string;
-}
-
-/** An audience's latest state and the line that holds it. */
-interface KeptAudience {
-  record: AudienceRecord;
-  segment: Segment;
-  length: number;
-}
-
-interface Queued {
-  bytes: Buffer;
-  /** Whether the caller waits for the data to reach the disk, not only the OS. */
-  sync: boolean;
-  /**
-   * Settlements and retries: when a write fails they are kept and written with the next one,
-   * and their callers go on (they are not fsync'ed anyway; a crash meanwhile only repeats a delivery).
-   */
-  deferrable: boolean;
-  /** Called once written, with where: acceptances enter the live state only then. */
-  written?: (segment: Segment, offset: number) => void;
-}
-
-/** A write of nothing: carries the settlements a failed write deferred when nothing else comes. */
-const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, deferrable: true });
-
-/** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
-const LEGACY = 'journal.ndjson';
-/** A drained head smaller than this is never weighed against the disk's free room. */
-const IDLE_LOOK = 64 * 1024;
-/** How often, at most, a drained head is weighed against the disk's free room, in ms. */
-const IDLE_LOOK_EVERY = 100;
-/** Stale queue entries tolerated beyond twice the pending count before the due queue is rebuilt. */
-const STALE_SLACK = 4_096;
-/** Deliveries claimed together that lie at most this far apart are read in one go. */
-const READ_GAP = 16 * 1024;
-/** The most one read for a claim takes in. */
-const READ_MOST = 1024 * 1024;
-/** How long after a failed write the settlements it held are written again, when nothing else comes. */
-const DEFERRED_RETRY = 1_000;
-
-/**
  * The default {@link Store}: an append-only NDJSON journal in a data directory, one line per
  * transaction, in segment files (`journal-00000001.ndjson`, ...). Acceptances are fsync'ed before
  * they resolve; concurrent ones share one write and one fsync (group commit). Settlements and
@@ -166,51 +107,32 @@ const DEFERRED_RETRY = 1_000;
  * deliveries settle, the segments they emptied are deleted, and acceptances succeed again by
  * themselves. Opening needs no room: it only reads, and starts a new, empty segment.
  *
- * Only where each pending delivery lies is kept in memory, with its schedule (a {@link DueQueue});
+ * Only where each pending delivery lies is kept in memory, with its schedule (a {@link PendingIndex});
  * a delivery is read back from its segment when it is claimed. Claims live in memory (one process
  * uses the directory); a restart voids them. A lock file keeps a second process out.
+ *
+ * The parts it composes: the {@link PendingIndex}, the {@link Segments} (replayed at start by
+ * {@link replay}), the {@link JournalWriter} that appends to them, and the {@link Compaction} that
+ * gives their disk back after each write.
  */
 export class JournalStore implements Store {
   readonly #dir: string;
-  readonly #segmentSize: number;
-  readonly #pending = new Map<string, Entry>();
-  /**
-   * Pending deliveries' ids by when they may be claimed. An id is queued again whenever its time
-   * changes, and a stale queuing is skipped when taken; ids, not entries, so that what was settled
-   * is not kept alive by them.
-   */
-  readonly #due = new DueQueue<string>();
-  /** The next acceptance order. */
-  #accepted = 0;
-  readonly #audiences = new Map<string, KeptAudience>();
+  /** What is pending: deliveries and audiences. */
+  readonly #index = new PendingIndex();
   /** Per audience, the end of the latest sync queued: syncs of one audience run one at a time. */
   readonly #syncs = new Map<string, Promise<unknown>>();
-  /** One string per source name, shared by its entries. */
-  readonly #sources = new Map<string, string>();
-  /** Oldest first; the last is the head, the only one appended to. */
-  readonly #segments: Segment[] = [];
-  /**
-   * Appends, grouped: everything queued while a write runs goes in the next one, so concurrent
-   * acceptances share one fsync. Each item's result is the error that refused it, if any.
-   */
-  readonly #commits = new GroupCommit<Queued, Error | undefined>((batch) => this.#commit(batch));
-  /** Settlements and retries a failed write left, written before anything newer. */
-  readonly #deferred: Queued[] = [];
-  #retryTimer: NodeJS.Timeout | undefined;
-  /** The last write failed. */
-  #failing = false;
-  /** The last write found the disk full. */
-  #full = false;
-  /** What acceptances of the last failed write were refused with. */
-  #refusal: Error | undefined;
+  /** The journal's files, oldest first. */
+  readonly #segments: Segments;
+  /** Appends to the head, grouped; refuses acceptances while the disk is full or failing. */
+  readonly #writer: JournalWriter;
+  /** Gives disk space back after each write. */
+  readonly #compaction: Compaction;
   readonly #dedupeWindow: number;
   readonly #report: Reporter;
   /** The ids accepted within the window, once open; absent with a window of 0. */
   #seen: SeenIds | undefined;
   /** Room kept for settlements when the disk fills. */
   readonly #reserve: Reserve;
-  /** When `#outgrew` last looked at the disk (ms since the epoch). */
-  #lookedAt = 0;
   /** The recovery in progress, if any: the next waits for it. */
   #recovering: Promise<unknown> = Promise.resolve();
   /** Segments nothing pending is left in, kept for looking deliveries up. */
@@ -225,7 +147,8 @@ export class JournalStore implements Store {
    */
   constructor(dir: string, options: JournalOptions = {}) {
     this.#dir = dir;
-    this.#segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
+    this.#segments = new Segments(dir);
+    const segmentSize = integer('segmentSize', options.segmentSize ?? JOURNAL_DEFAULTS.segmentSize, 1_024);
     this.#dedupeWindow = integer('dedupeWindow', options.dedupeWindow ?? JOURNAL_DEFAULTS.dedupeWindow, 0);
     this.#report = new Reporter(options.logger);
     this.#reserve = new Reserve(dir, integer('reserve', options.reserve ?? JOURNAL_DEFAULTS.reserve, 0), this.#report);
@@ -237,6 +160,17 @@ export class JournalStore implements Store {
       },
       this.#report,
     );
+    this.#writer = new JournalWriter(this.#segments, this.#reserve, this.#report, () => this.#compaction.maintain());
+    this.#compaction = new Compaction({
+      dir,
+      segmentSize,
+      segments: this.#segments,
+      index: this.#index,
+      writer: this.#writer,
+      reserve: this.#reserve,
+      retired: this.#retired,
+      flushSeen: () => this.#seen?.flush(),
+    });
   }
 
   /**
@@ -249,22 +183,15 @@ export class JournalStore implements Store {
     await lockDataDir(this.#dir, this.#report);
     // First: replaying the segments adds the ids their acceptances carry.
     if (this.#dedupeWindow > 0) this.#seen = await SeenIds.open(this.#dir, this.#dedupeWindow, this.#report);
-    const numbers = segmentNumbers(await readdir(this.#dir));
-    for (const number of numbers) {
-      const segment = await Segment.existing(this.#dir, number);
-      this.#segments.push(segment);
-      await this.#replay(segment);
-    }
-    // Never appended to again: a previous run's last line may be cut short.
-    this.#segments.push(await Segment.create(this.#dir, (numbers.at(-1) ?? 0) + 1));
-    await this.#upgrade();
+    await this.#segments.open((segment) => replay(segment, this.#index, this.#seen, this.#report));
+    await upgradeVersion1(this.#dir, this.#index, this.#writer, this.#report);
     await this.#retired.open();
-    await this.#removeDead();
+    await this.#compaction.removeDead();
     if (!(await this.#reserve.setAside())) {
       this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }
-    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#pending.size, this.#audiences.size, this.#segments.length);
-    return { pending: this.#pending.size };
+    log('collector: journal replayed: %d pending, %d audiences, %d segment(s)', this.#index.size, this.#index.audiences, this.#segments.all.length);
+    return { pending: this.#index.size };
   }
 
   accept(deliveries: readonly Delivery[], options?: ClaimOptions): Promise<Claimed[]> {
@@ -305,7 +232,7 @@ export class JournalStore implements Store {
     const key = audienceKey(source, name);
     const sync = async () => {
       // What a sync reads is what the previous one recorded: they run one after another.
-      const planned = plan(this.#audiences.get(key)?.record.state);
+      const planned = plan(this.#index.audience(key)?.state);
       return { plan: planned, claimed: await this.#accept(planned.deliveries, { source, state: planned.state }, options) };
     };
     const run = (this.#syncs.get(key) ?? Promise.resolve()).then(sync, sync);
@@ -321,69 +248,41 @@ export class JournalStore implements Store {
     this.#usable();
     const now = Date.now();
     const claim = randomUUID();
-    const taken: Entry[] = [];
-    while (taken.length < limit) {
-      const next = this.#due.takeDue(now);
-      if (next === undefined) break;
-      const entry = this.#pending.get(next.item);
-      // Only the latest queuing of a pending delivery counts.
-      if (entry === undefined || next.due !== entry.due) continue;
-      entry.claim = claim;
-      entry.attempts += 1;
-      this.#schedule(entry, now + lease);
-      taken.push(entry);
-    }
+    const taken = this.#index.claimDue(now, limit, claim, now + lease);
     if (taken.length === 0) return [];
     try {
-      const deliveries = await this.#reading.track(this.#load(taken));
-      return taken.map((entry, index) => this.#claimed(entry, deliveries[index]!));
+      const deliveries = await this.#reading.track(readDeliveries(taken));
+      return taken.map((entry, index) => this.#index.claimed(entry, deliveries[index]!));
     } catch (error) {
-      // Given back as they were: a later claim tries again.
-      for (const entry of taken) {
-        if (entry.claim !== claim) continue;
-        entry.claim = undefined;
-        entry.attempts -= 1;
-        this.#schedule(entry, now);
-      }
+      this.#index.giveBack(taken, claim, now);
       throw new StoreUnavailableError(`the journal could not be read: ${messageOf(error)}`, { cause: error });
     }
   }
 
   async renew(held: readonly Claimed[], lease: number): Promise<Claimed[]> {
     this.#usable();
-    const until = Date.now() + lease;
-    const lost: Claimed[] = [];
-    for (const claimed of held) {
-      const entry = this.#held(claimed);
-      if (entry === undefined) lost.push(claimed);
-      else this.#schedule(entry, until);
-    }
-    return lost;
+    return this.#index.renew(held, Date.now() + lease);
   }
 
   async retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[]): Promise<boolean> {
     this.#usable();
-    const entry = this.#held(held);
-    if (entry === undefined) return false;
     const at = Date.now() + delay;
-    entry.claim = undefined;
-    entry.targets = [...targets];
-    this.#schedule(entry, at);
+    const entry = this.#index.retry(held, at, targets);
+    if (entry === undefined) return false;
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
-    const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets };
+    const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets! };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
-    await this.#append(line(record), { sync: false, deferrable: true });
+    await this.#writer.append(line(record), { sync: false, deferrable: true });
     return true;
   }
 
   async settle(held: Claimed, outcome: Outcome, attempts?: readonly AttemptRecord[]): Promise<boolean> {
     this.#usable();
-    const entry = this.#held(held);
+    const entry = this.#index.settle(held);
     if (entry === undefined) return false;
-    this.#forget(entry);
     const record: JournalRecord = { op: 'settle', id: entry.id, outcome, settledAt: Date.now() };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
-    await this.#append(line(record), { sync: false, deferrable: true });
+    await this.#writer.append(line(record), { sync: false, deferrable: true });
     return true;
   }
 
@@ -428,34 +327,15 @@ export class JournalStore implements Store {
    */
   async hasten(source: string, target: number): Promise<number> {
     this.#usable();
-    const now = Date.now();
-    let hastened = 0;
-    for (const entry of this.#pending.values()) {
-      if (entry.claim !== undefined || entry.due <= now || entry.source !== source) continue;
-      if (entry.targets !== undefined && !entry.targets.includes(target)) continue;
-      this.#schedule(entry, now);
-      hastened += 1;
-    }
-    return hastened;
+    return this.#index.hasten(source, target, Date.now());
   }
 
   async release(held: readonly Claimed[]): Promise<void> {
-    const now = Date.now();
-    for (const claimed of held) {
-      const entry = this.#held(claimed);
-      if (entry === undefined) continue;
-      entry.claim = undefined;
-      entry.attempts -= 1;
-      this.#schedule(entry, now);
-    }
+    this.#index.release(held, Date.now());
   }
 
   async backlog(): Promise<Backlog> {
-    // A scan, not the map's first entry: copying forward puts old deliveries after newer ones in
-    // the segments a restart replays.
-    let oldestAt: number | undefined;
-    for (const { receivedAt } of this.#pending.values()) if (oldestAt === undefined || receivedAt < oldestAt) oldestAt = receivedAt;
-    return { pending: this.#pending.size, oldestAt };
+    return this.#index.backlog();
   }
 
   /** One process owns a journal: no other leaves work in it. */
@@ -465,12 +345,9 @@ export class JournalStore implements Store {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      clearTimeout(this.#retryTimer);
-      await this.#commits.idle();
-      // Settlements a full disk held back get a last chance.
-      if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
+      await this.#writer.close();
       await this.#reading.settled();
-      await Promise.all([...this.#segments.map((segment) => segment.close()), this.#seen?.close()]);
+      await Promise.all([this.#segments.close(), this.#seen?.close()]);
       await unlockDataDir(this.#dir);
     })();
     return this.#closing;
@@ -489,11 +366,10 @@ export class JournalStore implements Store {
     recovers?: readonly string[],
   ): Promise<Claimed[]> {
     const bodies = deliveries.map((delivery) => Buffer.from(JSON.stringify(delivery)));
-    const order = this.#accepted;
-    this.#accepted += deliveries.length;
+    const order = this.#index.order(deliveries.length);
     const { line: bytes, starts } = encodeAccept(order, bodies, { audience, seen, recovers });
     const claimed: Claimed[] = [];
-    await this.#append(bytes, {
+    await this.#writer.append(bytes, {
       sync: true,
       deferrable: false,
       // In the same step as the write's end: no claim() can take these before the caller does.
@@ -501,10 +377,10 @@ export class JournalStore implements Store {
         const claim = options !== undefined && options.claim > 0 ? randomUUID() : undefined;
         const until = Date.now() + (options?.lease ?? 0);
         deliveries.forEach((delivery, index) => {
-          const entry = this.#enter(delivery, segment, offset + starts[index]!, bodies[index]!.length, order + index);
-          if (claim !== undefined && index < options!.claim) claimed.push(this.#take(entry, claim, until, delivery));
+          const entry = this.#index.enter(delivery, segment, offset + starts[index]!, bodies[index]!.length, order + index);
+          if (claim !== undefined && index < options!.claim) claimed.push(this.#index.take(entry, claim, until, delivery));
         });
-        if (audience !== undefined) this.#keepAudience(audience, segment, bytes.length);
+        if (audience !== undefined) this.#index.keepAudience(audience, segment, bytes.length);
         // Before any segment can be deleted after this write: the seen log is flushed first.
         seen?.durable();
       },
@@ -523,7 +399,7 @@ export class JournalStore implements Store {
   /** A reader per file: the retired segments, then the journal's, oldest first. */
   #readers(): (() => Promise<Buffer | undefined>)[] {
     this.#usable();
-    const numbers = [...this.#retired.numbers, ...this.#segments.map(({ number }) => number)];
+    const numbers = [...this.#retired.numbers, ...this.#segments.all.map(({ number }) => number)];
     return numbers.map((number) => async () => {
       for (const file of [segmentFile(this.#dir, number), recordsFile(this.#dir, number)]) {
         try {
@@ -536,334 +412,8 @@ export class JournalStore implements Store {
     });
   }
 
-  /** Makes a delivery pending, at the place its bytes were journaled. */
-  #enter(delivery: Pick<Delivery, 'id' | 'source' | 'webhook' | 'targets'>, segment: Segment, offset: number, length: number, order: number, schedule?: Partial<Schedule>): Entry {
-    const previous = this.#pending.get(delivery.id);
-    // A copy made forward: it replaces the older one.
-    if (previous !== undefined) this.#forget(previous);
-    let source = this.#sources.get(delivery.source);
-    if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
-    // Every field set here, so that all entries share one shape.
-    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets ?? delivery.targets, due: 0, claim: undefined };
-    segment.keep(length);
-    this.#pending.set(entry.id, entry);
-    this.#schedule(entry, schedule?.at ?? 0);
-    return entry;
-  }
-
-  #forget(entry: Entry): void {
-    this.#pending.delete(entry.id);
-    entry.segment.release(entry.length);
-  }
-
-  #keepAudience(record: AudienceRecord, segment: Segment, length: number): void {
-    const key = audienceKey(record.source, record.state.audience);
-    const previous = this.#audiences.get(key);
-    if (previous !== undefined) {
-      previous.segment.release(previous.length);
-    }
-    this.#audiences.set(key, { record, segment, length });
-    segment.keep(length);
-  }
-
-  #take(entry: Entry, claim: string, until: number, delivery: Delivery): Claimed {
-    entry.claim = claim;
-    entry.attempts += 1;
-    this.#schedule(entry, until);
-    return this.#claimed(entry, delivery);
-  }
-
-  #claimed(entry: Entry, delivery: Delivery): Claimed {
-    const claimed: Claimed = { delivery, claim: entry.claim!, attempt: entry.attempts };
-    if (entry.targets !== undefined) claimed.targets = entry.targets;
-    return claimed;
-  }
-
-  /** The entry a claim still holds; undefined once it was settled, retried or taken over. */
-  #held(claimed: Claimed): Entry | undefined {
-    const entry = this.#pending.get(claimed.delivery.id);
-    return entry?.claim === claimed.claim ? entry : undefined;
-  }
-
-  #schedule(entry: Entry, due: number): void {
-    entry.due = due;
-    this.#due.add(entry.id, due, entry.order);
-    // Every claim queues its lease's end; settled deliveries leave those behind. Rebuilt once they
-    // outnumber what is pending, the queue stays within a small multiple of the backlog.
-    if (this.#due.size > 2 * this.#pending.size + STALE_SLACK) {
-      this.#due.reset([...this.#pending.values()].map(({ id, due: at, order }) => ({ item: id, due: at, order })));
-    }
-  }
-
-  /** Reads claimed deliveries from their segments, neighbours in one read. */
-  async #load(entries: readonly Entry[]): Promise<Delivery[]> {
-    const found = new Array<Delivery>(entries.length);
-    const byPlace = entries.map((_, index) => index).sort((a, b) => entries[a]!.segment.number - entries[b]!.segment.number || entries[a]!.offset - entries[b]!.offset);
-    const reads: Promise<void>[] = [];
-    let run: Entry[] = [];
-    let runOf: number[] = [];
-    const read = () => {
-      if (run.length === 0) return;
-      const [items, indexes] = [run, runOf];
-      const from = items[0]!.offset;
-      const to = items.at(-1)!.offset + items.at(-1)!.length;
-      reads.push(
-        items[0]!.segment.read(from, to - from).then((bytes) => {
-          items.forEach((entry, i) => {
-            found[indexes[i]!] = JSON.parse(bytes.toString('utf8', entry.offset - from, entry.offset - from + entry.length)) as Delivery;
-          });
-        }),
-      );
-      run = [];
-      runOf = [];
-    };
-    for (const index of byPlace) {
-      const entry = entries[index]!;
-      const first = run[0];
-      const last = run.at(-1);
-      if (first !== undefined && (entry.segment !== first.segment || entry.offset - (last!.offset + last!.length) > READ_GAP || entry.offset + entry.length - first.offset > READ_MOST)) read();
-      run.push(entry);
-      runOf.push(index);
-    }
-    read();
-    await Promise.all(reads);
-    return found;
-  }
-
   #usable(): void {
     if (this.#closing) throw new StoreClosedError();
-  }
-
-  async #append(bytes: Buffer, options: Pick<Queued, 'sync' | 'deferrable' | 'written'>): Promise<void> {
-    if (this.#closing) throw new StoreClosedError();
-    const refused = await this.#commits.add({ bytes, ...options });
-    if (refused !== undefined) throw refused;
-  }
-
-  /**
-   * One group: what a failed write deferred first, then the group; then space is given back.
-   * Acceptances wait while the reserve is spent: the room it needs may be all there is.
-   */
-  async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
-    const reserved = await this.#reserve.setAside();
-    const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
-    const held = new Set(reserved ? undefined : items.filter((item) => !item.deferrable));
-    const written = held.size === 0 ? items : items.filter((item) => item.deferrable);
-    const refused = written.length > 0 ? await this.#write(written) : new Set<Queued>();
-    if (!this.#closing) await this.#maintain().catch((error: unknown) => this.#report.warn('collector: journal compaction failed: %s', messageOf(error)));
-    const waiting = held.size > 0 ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : undefined;
-    return batch.map((item) => (held.has(item) ? waiting : refused.has(item) ? this.#refusal : undefined));
-  }
-
-  /** Appends a batch to the head; when that fails, acceptances are refused and settlements deferred. */
-  /** @returns the items refused (acceptances, when the write failed). */
-  async #write(batch: readonly Queued[]): Promise<Set<Queued>> {
-    try {
-      await this.#appendAll(batch);
-      if (this.#failing) this.#report.warn('collector: the journal can be written again: acceptances resume');
-      this.#failing = false;
-      this.#full = false;
-      return new Set();
-    } catch (error) {
-      this.#failing = true;
-      this.#full = isDiskFull(error);
-      this.#report.error('collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
-      this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
-      const refused = new Set(batch.filter((item) => !item.deferrable));
-      const deferrable = batch.filter((item) => item.deferrable);
-      if (this.#full && deferrable.length > 0 && (await this.#reserve.spend())) {
-        try {
-          await this.#appendAll(deferrable);
-          return refused;
-        } catch {
-          // Not even the reserve's room was enough: they wait in memory, as below.
-        }
-      }
-      this.#deferred.push(...deferrable);
-      if (this.#deferred.length > 0 && this.#retryTimer === undefined && !this.#closing) {
-        this.#retryTimer = setTimeout(() => {
-          this.#retryTimer = undefined;
-          if (!this.#closing) void this.#commits.add(NOTHING);
-        }, DEFERRED_RETRY).unref();
-      }
-      return refused;
-    }
-  }
-
-  /**
-   * Whether a head nothing pending is left in holds more than the disk has left: on a small disk a
-   * drained head below an eighth of a segment would take the room the next acceptances need.
-   * Looked at (statfs) at most every 100 ms, and only for a head of 64 KiB or more.
-   */
-  async #outgrew(head: Segment): Promise<boolean> {
-    const now = Date.now();
-    if (head.size < IDLE_LOOK || now < this.#lookedAt + IDLE_LOOK_EVERY) return false;
-    this.#lookedAt = now;
-    return (await diskRoom(this.#dir)).free < head.size;
-  }
-
-  /** Appends items to the head, in one write; each learns where it went. */
-  async #appendAll(items: readonly Queued[]): Promise<void> {
-    if (this.#head.broken) await this.#roll();
-    const head = this.#head;
-    let offset = await head.append(items.length === 1 ? items[0]!.bytes : Buffer.concat(items.map((item) => item.bytes)), items.some((item) => item.sync));
-    for (const item of items) {
-      item.written?.(head, offset);
-      offset += item.bytes.length;
-    }
-  }
-
-  get #head(): Segment {
-    return this.#segments.at(-1)!;
-  }
-
-  async #roll(): Promise<void> {
-    this.#segments.push(await Segment.create(this.#dir, this.#head.number + 1));
-  }
-
-  /** Gives disk space back: new head when due, deletes emptied segments, copies the oldest forward when the journal is mostly dead. */
-  async #maintain(): Promise<void> {
-    const head = this.#head;
-    // On a short disk (full, or the reserve not set aside again yet), a head with nothing pending
-    // gives its room back at once: acceptances wait for that room.
-    const short = this.#full || this.#reserve.missing;
-    await this.#retired.trim(short);
-    const idle = head.live === 0 && (head.size >= (short ? 1 : this.#segmentSize / 8) || (await this.#outgrew(head)));
-    if (head.size >= this.#segmentSize || idle) await this.#roll();
-    await this.#removeDead();
-    const total = this.#segments.reduce((sum, segment) => sum + segment.size, 0);
-    const live = this.#segments.reduce((sum, segment) => sum + segment.liveBytes, 0);
-    // Not while settlements wait for room: written after a copy, an older retry would undo it.
-    if (this.#segments.length > 1 && !this.#full && !this.#reserve.missing && this.#deferred.length === 0 && total > 2 * live + this.#segmentSize) {
-      await this.#carry(this.#segments[0]!);
-      await this.#removeDead();
-    }
-  }
-
-  /**
-   * Deletes the oldest segments while nothing in them is pending. Only from the oldest: a newer
-   * segment's settlements may be all that keeps an older one's deliveries from being replayed.
-   */
-  async #removeDead(): Promise<void> {
-    // A segment's acceptances may hold the only durable copy of ids the seen log has not written yet.
-    if (this.#segments.length > 1 && this.#segments[0]!.live === 0) await this.#seen?.flush();
-    while (this.#segments.length > 1 && this.#segments[0]!.live === 0) {
-      await this.#retired.retire(this.#segments[0]!);
-      this.#segments.shift();
-      // Room came back: the reserve may be set aside again at once.
-      this.#reserve.roomCameBack();
-    }
-  }
-
-  /** Copies what is pending in `segment` (deliveries with their schedules, audiences) to the head. */
-  async #carry(segment: Segment): Promise<void> {
-    const bytes = await segment.read(0, segment.size);
-    const items: Queued[] = [];
-    for (const entry of this.#pending.values()) {
-      if (entry.segment !== segment) continue;
-      // A claim in progress is void after a restart: its delivery is due at once then.
-      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets };
-      const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], { schedule });
-      const written = (head: Segment, offset: number) => {
-        // Settled while it was written: the settlement comes after the copy in the journal too.
-        if (this.#pending.get(entry.id) !== entry) return;
-        entry.segment.release(entry.length);
-        entry.segment = head;
-        entry.offset = offset + starts[0]!;
-        head.keep(entry.length);
-      };
-      items.push(copied(copy, written));
-    }
-    for (const kept of this.#audiences.values()) {
-      if (kept.segment !== segment) continue;
-      const { line: copy } = encodeAccept(this.#accepted, [], { audience: kept.record });
-      const written = (head: Segment) => {
-        if (this.#audiences.get(audienceKey(kept.record.source, kept.record.state.audience)) === kept) this.#keepAudience(kept.record, head, copy.length);
-      };
-      items.push(copied(copy, written));
-    }
-    if (items.length > 0) await this.#write(items);
-    log('collector: journal segment %d copied forward: %d record(s)', segment.number, items.length);
-  }
-
-  async #replay(segment: Segment): Promise<void> {
-    const bytes = await readFile(segment.file);
-    for (const { start, line: text, number, whole } of lines(bytes)) {
-      const record = this.#parse(segment.file, text, number, start, whole);
-      if (record === undefined) continue;
-      if (record.op === 'journal') {
-        if (record.version > JOURNAL_VERSION) {
-          throw new JournalVersionError(`${segment.file} has journal version ${record.version}; this collector reads up to ${JOURNAL_VERSION}`);
-        }
-      } else if (record.op === 'accept') {
-        const sizes = record.sizes ?? [];
-        const starts = deliveryStarts(text, sizes);
-        const order = record.order ?? this.#accepted;
-        const schedule = record.at === undefined ? undefined : record;
-        record.deliveries.forEach((delivery, index) => this.#enter(delivery, segment, start + starts[index]!, sizes[index]!, order + index, schedule));
-        this.#accepted = Math.max(this.#accepted, order + record.deliveries.length);
-        if (record.audience !== undefined) this.#keepAudience(record.audience, segment, text.length + 1);
-        if (record.seen !== undefined && record.seenAt !== undefined) {
-          const messageIds = record.seen;
-          this.#seen?.recover(record.deliveries.map(({ source }, index) => ({ source, messageId: messageIds[index]! })), record.seenAt);
-        }
-      } else this.#change(record);
-    }
-  }
-
-  /** A settlement or retry, as replayed. */
-  #change(record: JournalRecord & { op: 'retry' | 'settle' }): void {
-    const entry = this.#pending.get(record.id);
-    if (entry === undefined) return;
-    if (record.op === 'settle') return this.#forget(entry);
-    entry.attempts = record.attempts;
-    entry.targets = record.targets;
-    this.#schedule(entry, record.at);
-  }
-
-  /** A line as a record; undefined (reported) when it cannot be read. */
-  #parse(file: string, text: Buffer, number: number, start: number, whole: boolean): JournalRecord | undefined {
-    try {
-      const record = JSON.parse(text.toString('utf8')) as JournalRecord;
-      if (record.op !== 'accept' || record.sizes === undefined || record.sizes.length === record.deliveries.length) return record;
-    } catch {
-      // Reported below.
-    }
-    // Acceptances are answered after their fsync: a last line cut short was never acknowledged.
-    // Where, never what: a line holds messages, which no log shows.
-    if (!whole) this.#report.warn('collector: journal %s ends with a line cut short by a crash (line %d, byte %d, never acknowledged)', file, number, start);
-    else this.#report.error('collector: skipping an unreadable journal line: %s line %d (byte %d, %d bytes)', file, number, start, text.length);
-    return undefined;
-  }
-
-  /**
-   * Reads a version-1 journal (one file) and writes what is pending in it into the head, durably,
-   * before deleting it. It holds every pending delivery in memory, once, as version 1 did.
-   */
-  async #upgrade(): Promise<void> {
-    const file = path.join(this.#dir, LEGACY);
-    const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (bytes === undefined) return;
-    const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => this.#parse(file, text, number, start, whole));
-    const items: Queued[] = [];
-    for (const { delivery, schedule } of pending) {
-      const body = Buffer.from(JSON.stringify(delivery));
-      const order = this.#accepted++;
-      const { line: copy, starts } = encodeAccept(order, [body], { schedule });
-      const written = (segment: Segment, offset: number) => void this.#enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
-      items.push(copied(copy, written));
-    }
-    for (const record of audiences) {
-      const { line: copy } = encodeAccept(this.#accepted, [], { audience: record });
-      items.push(copied(copy, (segment) => this.#keepAudience(record, segment, copy.length)));
-    }
-    if (items.length > 0 && (await this.#write(items)).size > 0) throw this.#refusal;
-    await unlink(file);
-    await unlink(`${file}.tmp`).catch(() => undefined);
-    log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
   }
 
   // The URLs' states, in a file of their own beside the segments (see UrlStateFile).
@@ -878,14 +428,6 @@ export class JournalStore implements Store {
     this.#usable();
     return (this.#urls ??= new UrlStateFile(this.#dir)).changeUrlState(source, url, change);
   }
-}
-
-/**
- * A record copied into the head (forward, or from a version-1 journal): durable before the old copy
- * goes; nobody waits on it but the copier, who learns a failure from `#write`.
- */
-function copied(bytes: Buffer, written: Queued['written']): Queued {
-  return { bytes, sync: true, deferrable: false, written };
 }
 
 function line(record: JournalRecord): Buffer {

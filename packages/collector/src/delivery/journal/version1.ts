@@ -1,7 +1,20 @@
-import { prepareWebhook } from 'batched-analytics/internal';
+import { readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { log, prepareWebhook } from 'batched-analytics/internal';
 import { JournalVersionError } from '../errors.js';
-import { type JournalRecord, lines, type Schedule } from './format.js';
+import type { Reporter } from '../../config/report.js';
+import { encodeAccept, type JournalRecord, lines, type Schedule } from './format.js';
+import type { PendingIndex } from './pending-index.js';
+import { parseLine } from './replay.js';
+import type { Segment } from './segment.js';
+import { copied, type JournalWriter, type Queued } from './writer.js';
 import { type AudienceRecord, audienceKey, type Delivery } from '../store.js';
+
+/** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
+const LEGACY = 'journal.ndjson';
+
+/** What an upgrade enters in the index of what is pending. */
+type UpgradeIndex = Pick<PendingIndex, 'order' | 'nextOrder' | 'enter' | 'keepAudience'>;
 
 /** What a version-1 journal held pending: deliveries in acceptance order, with their retries, and audiences' latest states. */
 export interface Version1State {
@@ -46,4 +59,34 @@ function withBody(delivery: Delivery & { acceptedAt?: number }): Delivery {
   if (delivery.webhook !== undefined) return delivery;
   const { acceptedAt, ...rest } = delivery;
   return { ...rest, webhook: prepareWebhook(delivery.message, acceptedAt ?? Date.now()) };
+}
+
+/**
+ * Reads a version-1 journal (one file) and writes what is pending in it into the head, durably,
+ * before deleting it. It holds every pending delivery in memory, once, as version 1 did.
+ */
+export async function upgradeVersion1(dir: string, index: UpgradeIndex, writer: Pick<JournalWriter, 'write' | 'refusal'>, report: Reporter): Promise<void> {
+  const file = path.join(dir, LEGACY);
+  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (bytes === undefined) return;
+  const { pending, audiences } = readVersion1(file, bytes, (text, number, start, whole) => parseLine(report, file, text, number, start, whole));
+  const items: Queued[] = [];
+  for (const { delivery, schedule } of pending) {
+    const body = Buffer.from(JSON.stringify(delivery));
+    const order = index.order(1);
+    const { line: copy, starts } = encodeAccept(order, [body], { schedule });
+    const written = (segment: Segment, offset: number) => void index.enter(delivery, segment, offset + starts[0]!, body.length, order, schedule);
+    items.push(copied(copy, written));
+  }
+  for (const record of audiences) {
+    const { line: copy } = encodeAccept(index.nextOrder, [], { audience: record });
+    items.push(copied(copy, (segment) => index.keepAudience(record, segment, copy.length)));
+  }
+  if (items.length > 0 && (await writer.write(items)).size > 0) throw writer.refusal;
+  await unlink(file);
+  await unlink(`${file}.tmp`).catch(() => undefined);
+  log('collector: journal upgraded from version 1: %d pending, %d audiences', pending.length, audiences.length);
 }
