@@ -564,7 +564,7 @@ try {
           result.healthySeconds = healthy.complete ? settings.messages / healthy.forwardedPerSecond : Number.NaN;
           results.set(`${build.label}/outage`, [...(results.get(`${build.label}/outage`) ?? []), result]);
           console.error(
-            `  round ${round + 1} outage  ${build.name}: forwarded ${result.forwarded}/${result.accepted} accepted, drained in ${result.drainSeconds.toFixed(1)} s` +
+            `  round ${round + 1} outage  ${build.name}: forwarded ${result.forwarded}/${result.accepted} accepted, drained in ${result.drainSeconds.toFixed(1)} s, peak RSS ${(result.peakRss / 1024 / 1024).toFixed(0)} MB` +
               `${result.complete ? '' : ' (run timeout)'}`,
           );
         }
