@@ -3,7 +3,7 @@ import path from 'node:path';
 import { log, messageOf, type PreparedWebhook } from 'batched-analytics/internal';
 import type { Reporter } from '../config/report.js';
 import type { EventView } from './views.js';
-import { DiskRoomReading, FREE_FLOOR, LOOK_BACK_SHARE } from '../delivery/disk.js';
+import { DiskRoomReading, freeFloor, LOOK_BACK_SHARE } from '../delivery/disk.js';
 
 /**
  * An event as the history keeps it: its latest view. What was sent, and every request, are the
@@ -63,7 +63,7 @@ interface Lines {
  * appended without fsync. Writes run one after another, so a compaction never races an append.
  * The disk goes to the journal first: the file takes at most an eighth of its disk (beyond, it is
  * cut to its newest half, whole lines), and nothing is written while less than a quarter of the
- * disk is free (what is there then is let go, so that the room is the journal's).
+ * disk (at most 4 GiB) is free (what is there then is let go, so that the room is the journal's).
  */
 export class HistoryFile implements EventHistory {
   readonly #file: string;
@@ -165,7 +165,7 @@ export class HistoryFile implements EventHistory {
     let bytes = 0;
     let first = sizes.length;
     while (first > 0 && bytes + sizes[first - 1]! <= share / 2) bytes += sizes[--first]!;
-    if (disk.free - bytes < disk.total * FREE_FLOOR) return this.#letGo();
+    if (disk.free - bytes < freeFloor(disk.total)) return this.#letGo();
     if (this.#size + bytes > share) await this.#cut(share / 2 - bytes);
     const text = lines.text.slice(first).join('');
     this.#handle ??= await open(this.#file, 'a');

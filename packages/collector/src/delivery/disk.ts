@@ -6,11 +6,18 @@ import { statfs } from 'node:fs/promises';
  */
 export const LOOK_BACK_SHARE = 1 / 8;
 
+/** The most {@link freeFloor} asks to keep free, in bytes: more than a journal of millions of messages takes. */
+const FLOOR_MOST = 4 * 1024 * 1024 * 1024;
+
 /**
- * Free space, as a share of the disk, below which nothing is kept for looking back: the disk is
- * short, and the journal's room comes first.
+ * Free space, in bytes, below which nothing is kept for looking back: the disk is short, and the
+ * journal's room comes first. A quarter of the disk, but never more than 4 GiB: on a large disk
+ * shared with other data (a quarter of 252 GB is 63 GB) a quarter would stop the page's history
+ * and the delivery records with tens of GB still free.
  */
-export const FREE_FLOOR = 1 / 4;
+export function freeFloor(total: number): number {
+  return Math.min(total / 4, FLOOR_MOST);
+}
 
 /** The size of the disk `dir` is on and its room left for this process, in bytes. */
 export async function diskRoom(dir: string): Promise<{ total: number; free: number }> {
@@ -46,7 +53,7 @@ export class DiskRoomReading {
   async room(): Promise<{ total: number; free: number }> {
     const last = this.#last;
     const now = this.#now();
-    if (last !== undefined && now - this.#readAt < READING_SERVES && last.free - last.total * FREE_FLOOR > FAR_FROM_FLOOR) return last;
+    if (last !== undefined && now - this.#readAt < READING_SERVES && last.free - freeFloor(last.total) > FAR_FROM_FLOOR) return last;
     this.#last = await diskRoom(this.#dir);
     this.#readAt = now;
     return this.#last;

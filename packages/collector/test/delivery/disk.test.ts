@@ -1,10 +1,10 @@
-// DiskRoomReading on real disks (tmpfs mounts: CI runs as root): near its floor a disk is read
+// The disk's floor, and DiskRoomReading on real disks (tmpfs mounts: CI runs as root): near its floor a disk is read
 // again at every question, so a writer asking before each write never keeps room the journal
 // needs; far from it, a reading serves for a second.
 import { rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DiskRoomReading } from '../../src/delivery/disk.js';
+import { DiskRoomReading, freeFloor } from '../../src/delivery/disk.js';
 import { mountTmpfs } from '../../../../test/helpers/tmpfs.js';
 
 const MiB = 1024 * 1024;
@@ -19,6 +19,15 @@ const freeOn = (dir: string) => {
   const { bavail, bsize } = statfsSync(dir);
   return bavail * bsize;
 };
+
+describe('freeFloor', () => {
+  it('asks a quarter of a small disk to stay free, and at most 4 GiB of a large one', () => {
+    expect(freeFloor(2 * MiB)).toBe(MiB / 2);
+    expect(freeFloor(8 * 1024 * MiB)).toBe(2 * 1024 * MiB);
+    // A 252 GB disk with 63 GB free (a quarter) keeps the page's history and the delivery records.
+    expect(freeFloor(252e9)).toBe(4 * 1024 * MiB);
+  });
+});
 
 describe('DiskRoomReading', () => {
   it.skipIf(typeof small === 'string')('near the floor, sees a write made a moment before', async () => {

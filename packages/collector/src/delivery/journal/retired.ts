@@ -3,7 +3,7 @@ import path from 'node:path';
 import { log, messageOf } from 'batched-analytics/internal';
 import type { Reporter } from '../../config/report.js';
 import type { Segment } from './segment.js';
-import { diskRoom, FREE_FLOOR, LOOK_BACK_SHARE } from '../disk.js';
+import { diskRoom, freeFloor, LOOK_BACK_SHARE } from '../disk.js';
 
 const NAME = /^records-(\d{8})\.ndjson$/;
 
@@ -36,7 +36,7 @@ interface Retired {
  * (`records-NNNNNNNN.ndjson`) so that the deliveries they record (with every attempt and their
  * outcomes) can still be looked up and sent again: never replayed at start, never appended to.
  * Kept for `retention.age` ms and within `retention.bytes`, an eighth of the disk, and while a
- * quarter of the disk is free; beyond, the oldest are deleted. On a short disk (full, or its reserve
+ * quarter of the disk (at most 4 GiB) is free; beyond, the oldest are deleted. On a short disk (full, or its reserve
  * spent) all of them go: nothing kept for looking back makes an acceptance wait.
  */
 export class RetiredSegments {
@@ -97,7 +97,7 @@ export class RetiredSegments {
       const { total: disk, free: room } = await diskRoom(this.#dir);
       let free = room;
       let total = this.#files.reduce((sum, { size }) => sum + size, 0);
-      const over = () => short || total > Math.min(this.#retention.bytes, disk * LOOK_BACK_SHARE) || free < disk * FREE_FLOOR;
+      const over = () => short || total > Math.min(this.#retention.bytes, disk * LOOK_BACK_SHARE) || free < freeFloor(disk);
       let removed = 0;
       while (this.#files.length > 0 && (over() || this.#files[0]!.at < now - this.#retention.age)) {
         const oldest = this.#files[0]!;
