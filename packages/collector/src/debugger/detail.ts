@@ -34,6 +34,7 @@ export const STANDARD_WEBHOOKS_HOW =
  * request made, from the store's record of its delivery (whichever collector made them).
  */
 export interface EventDetail {
+  /** The event, with the whole message as the store keeps it when it holds its delivery (the view keeps an outline). */
   event: EventView;
   /** Where its delivery stands in the store; absent when it was not forwarded, or the store no longer holds it. */
   state?: DeliveryState;
@@ -48,8 +49,10 @@ export interface EventDetail {
 }
 
 /** Builds an event's detail: headers as sent, but configured values hidden; no secret ever appears. */
-export function describeEvent(event: EventView, record: DeliveryRecord | undefined, settings: WebhookSettings | undefined): EventDetail {
-  if (record === undefined) return { event, attempts: [], requests: [] };
+export function describeEvent(view: EventView, record: DeliveryRecord | undefined, settings: WebhookSettings | undefined): EventDetail {
+  if (record === undefined) return { event: view, attempts: [], requests: [] };
+  // The view keeps a forwarded message's outline; the store, the whole message.
+  const event = { ...view, message: record.delivery.message as unknown as Record<string, unknown> };
   const { state, attempts } = record;
   const { webhook } = record.delivery;
   if (settings === undefined) return { event, state, attempts, requests: [] };

@@ -2,7 +2,7 @@ import { describeFilter, displayUrl, filterTakes, type WebhookFilter } from 'bat
 import { ALERTS_SOURCE, type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { DeliveryEmitter, Entry, Route } from '../delivery/events.js';
 import type { EventHub } from './events.js';
-import type { EventView, WebhookStatus, WebhookView } from './views.js';
+import { type EventView, outlineOf, type WebhookStatus, type WebhookView } from './views.js';
 
 const NOT_NEEDED = 'not needed: another webhook accepted the message';
 /** The note of a URL a delivery is kept for. */
@@ -50,7 +50,8 @@ export class PageFeed {
       for (const entry of entries) hub.add(this.#viewOf(entry));
     });
     events.on('duplicate', (repeats) => {
-      for (const { entry, firstAcceptedAt } of repeats) hub.add(markRepeat(this.#viewOf(entry), firstAcceptedAt));
+      // Forwarded nowhere, so the store has no delivery of it: the view keeps the whole message.
+      for (const { entry, firstAcceptedAt } of repeats) hub.add(markRepeat(this.#viewOf(entry, true), firstAcceptedAt));
     });
     // A delivery this process claimed that it has not shown: accepted by another process sharing
     // the store, or before a restart.
@@ -97,16 +98,18 @@ export class PageFeed {
     });
   }
 
-  #viewOf(entry: Entry): EventView {
+  /** An entry's view: a forwarded message's outline (the store has the whole of it), unless `whole`. */
+  #viewOf(entry: Entry, whole = false): EventView {
     const { id, source, message, origin, routes, receivedAt } = entry;
     const forwarded = routes.some((route) => route.forwarded);
     const urls = forwarded ? this.#shownUrlsOf(source) : [];
+    const accepted = message as unknown as Record<string, unknown>;
     const view: EventView = {
       id,
       receivedAt: this.#receivedText(receivedAt),
       source,
       origin,
-      message: message as unknown as Record<string, unknown>,
+      message: forwarded && !whole ? outlineOf(accepted) : accepted,
       routes,
       status: forwarded ? 'pending' : 'not forwarded',
       webhooks: urls.map((url) => webhookView(url, message)),

@@ -100,9 +100,33 @@ export interface EventView {
    * first was accepted (ISO 8601). It was answered 200 and forwarded nowhere.
    */
   duplicateOf?: { firstAcceptedAt: string };
+  /**
+   * A message forwarded nowhere, as accepted. A forwarded one's {@link outlineOf outline}: the
+   * whole message is its delivery's, in the store, where the detail view reads it.
+   */
   message: Record<string, unknown>;
   routes: RouteView[];
   /** The message's own status, kept up to date by the hub. */
   status: MessageStatus;
   webhooks: WebhookView[];
+}
+
+/** The fields of a message the page's list shows and filters on, kept as they are in an outline. */
+const OUTLINE_FIELDS = ['type', 'messageId', 'userId', 'anonymousId', 'event', 'name', 'previousId', 'groupId'] as const;
+
+/**
+ * What the page's list, its stream and its history keep of a forwarded message: the fields the list
+ * shows and filters on (a page's `properties.path`, an identify's trait names as `traitNames`),
+ * not its properties, traits or context. The store keeps the message once, with its delivery; a
+ * copy in every view, history line and page update cost the collector memory and serialisation
+ * for every message it forwards.
+ */
+export function outlineOf(message: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const outline: Record<string, unknown> = {};
+  for (const field of OUTLINE_FIELDS) if (message[field] !== undefined) outline[field] = message[field];
+  const path = (message.properties as { path?: unknown } | undefined)?.path;
+  if (typeof path === 'string') outline.properties = { path };
+  const traits = message.traits;
+  if (traits !== null && typeof traits === 'object') outline.traitNames = Object.keys(traits);
+  return outline;
 }

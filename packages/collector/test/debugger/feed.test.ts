@@ -1,8 +1,10 @@
-// The page's feed of the delivery layer: how each webhook URL of a message shows its filter.
+// The page's feed of the delivery layer: how each webhook URL of a message shows its filter, and
+// what a view keeps of the message (the store keeps the whole of a forwarded one).
 import { prepareWebhook, type WebhookInput } from 'batched-analytics/internal';
 import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/config.js';
 import { EventHub } from '../../src/debugger/events.js';
+import { describeEvent } from '../../src/debugger/detail.js';
 import { PageFeed } from '../../src/debugger/feed.js';
 import { DeliveryEmitter, type Entry } from '../../src/delivery/events.js';
 
@@ -57,5 +59,30 @@ describe('PageFeed', () => {
       { status: 'filtered', note: 'not sent: its filter does not take this message' },
       { status: 'failed', note: reason },
     ]);
+  });
+
+  it('keeps the outline of a forwarded message, and the detail view the whole of it from the store\'s record', () => {
+    const { hub, events } = followed();
+    const track = { type: 'track', event: 'Order Completed', userId: 'u1', messageId: 'm3', properties: { total: 12, items: ['a'] }, context: { ip: '203.0.113.9' } } as unknown as WebhookInput;
+    const identify = { type: 'identify', userId: 'u2', messageId: 'm4', traits: { email: 'a@example.com', plan: 'pro' } } as unknown as WebhookInput;
+    const page = { type: 'page', anonymousId: 'a1', messageId: 'm5', properties: { path: '/pricing', referrer: 'https://example.com/' } } as unknown as WebhookInput;
+    const accepted = [entry('e3', track), entry('e4', identify), entry('e5', page)];
+    events.emit('accepted', accepted);
+    expect(hub.get('e3')!.message).toEqual({ type: 'track', messageId: 'm3', userId: 'u1', event: 'Order Completed' });
+    expect(hub.get('e4')!.message).toEqual({ type: 'identify', messageId: 'm4', userId: 'u2', traitNames: ['email', 'plan'] });
+    expect(hub.get('e5')!.message).toEqual({ type: 'page', messageId: 'm5', anonymousId: 'a1', properties: { path: '/pricing' } });
+    const record = { delivery: accepted[0]!.delivery!, state: 'pending' as const, attempts: [] };
+    expect(describeEvent(hub.get('e3')!, record, source.webhooks).event.message).toEqual(track);
+    // The store no longer holds it: the outline is what is left.
+    expect(describeEvent(hub.get('e3')!, undefined, source.webhooks).event.message).toEqual(hub.get('e3')!.message);
+  });
+
+  it('keeps the whole of a message forwarded nowhere: a repeat, or one no destination takes', () => {
+    const { hub, events } = followed();
+    const message = { type: 'track', event: 'Signed Up', userId: 'u1', messageId: 'm6', properties: { plan: 'pro' } } as unknown as WebhookInput;
+    events.emit('duplicate', [{ entry: entry('e6', message), firstAcceptedAt: Date.now() - 1_000 }]);
+    events.emit('accepted', [{ ...entry('e7', message), routes: [{ destination: 'Webhooks', forwarded: false, reason: 'the source has no Webhooks destination' }], delivery: undefined }]);
+    expect(hub.get('e6')!.message).toEqual(message);
+    expect(hub.get('e7')!.message).toEqual(message);
   });
 });

@@ -193,7 +193,10 @@ it('the page shows the message with the fields the webhook carries', async () =>
   const message = track({ context: browser, timestamp: new Date(Date.now() + HOUR - 1_000).toISOString() });
   expect((await batch({ batch: [message], sentAt: new Date(Date.now() + HOUR).toISOString() }, { localAddress: '127.0.0.5' })).status).toBe(200);
   const body = await fixture.webhookOf(message.messageId);
-  const { message: onPage } = await shown(message.messageId);
+  // The list shows its outline; the detail view, the whole message as the store keeps it.
+  const { id } = await shown(message.messageId);
+  const detail = (await (await fetch(`${fixture.collector.url}/events/${id}`)).json()) as { event: StreamedEvent };
+  const onPage = detail.event.message;
   for (const field of ['receivedAt', 'timestamp', 'originalTimestamp'] as const) expect(onPage[field]).toBe(body[field]);
   expect(onPage.context).toEqual(body.context);
   expect(body.context.ip).toBe('127.0.0.5');

@@ -32,7 +32,7 @@ export const SCRIPT = `
       case 'page': case 'screen': return m.name || (m.properties && m.properties.path) || '';
       case 'group': return 'group ' + m.groupId;
       case 'alias': return m.previousId + ' → ' + m.userId;
-      case 'identify': return Object.keys(m.traits || {}).join(', ');
+      case 'identify': return (m.traitNames || Object.keys(m.traits || {})).join(', ');
       default: return '';
     }
   }
