@@ -45,6 +45,15 @@ async function page(hub: EventHub) {
   return watchEvents(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 }
 
+/** A hub over a shared history, with a page watching it: following the other processes. */
+async function followedHub() {
+  const shared = sharedHistory();
+  const hub = new EventHub({ history: shared.history });
+  const events = await page(hub);
+  await waitFor(shared.following, 'following');
+  return { shared, hub, events };
+}
+
 describe('EventHub with a shared history', () => {
   it('follows the other processes only while a page is open', async () => {
     const shared = sharedHistory();
@@ -58,10 +67,7 @@ describe('EventHub with a shared history', () => {
   });
 
   it('keeps the further state of an event whichever arrives last, and records none of theirs', async () => {
-    const shared = sharedHistory();
-    const hub = new EventHub({ history: shared.history });
-    const events = await page(hub);
-    await waitFor(shared.following, 'following');
+    const { shared, hub, events } = await followedHub();
     // Delivered here on the second attempt; the other process's record of the first comes late.
     hub.add(view('late', {}));
     hub.updateWebhook('late', 0, { status: 'delivered', attempts: 2, httpStatus: 200 });
@@ -84,10 +90,7 @@ describe('EventHub with a shared history', () => {
   });
 
   it("shows another process's retry after its record of the same attempt's answer: retrying is further than pending", async () => {
-    const shared = sharedHistory();
-    const hub = new EventHub({ history: shared.history });
-    const events = await page(hub);
-    await waitFor(shared.following, 'following');
+    const { shared, hub, events } = await followedHub();
     // The other process's first state was written between the answer (503) and its retry.
     shared.deliver(view('flaky', { status: 'pending', attempts: 1, attempt: 1, httpStatus: 503 }));
     shared.deliver(view('flaky', { status: 'retrying', attempts: 1, attempt: 1, httpStatus: 503, nextAttemptAt: '2030-01-01T00:00:00.000Z' }));
@@ -99,10 +102,7 @@ describe('EventHub with a shared history', () => {
   });
 
   it("records each retry's time, takes the state of a later attempt over one counting more requests, and learns how a claimed event arrived", async () => {
-    const shared = sharedHistory();
-    const hub = new EventHub({ history: shared.history });
-    const events = await page(hub);
-    await waitFor(shared.following, 'following');
+    const { shared, hub, events } = await followedHub();
 
     // Claimed here without having seen it arrive: shown as a replay, retried twice.
     hub.add({ ...view('claimed', {}), origin: 'replay' });

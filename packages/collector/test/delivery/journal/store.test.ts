@@ -39,6 +39,15 @@ async function pending(opened = store()): Promise<Delivery[]> {
   return (await opened.claim(10_000, 60_000)).map((held) => held.delivery);
 }
 
+/** A journal that accepted one delivery, `a`, and was closed; @returns its last segment file. */
+async function closedWithOne(): Promise<string> {
+  const first = store();
+  await first.open();
+  await first.accept([delivery('a')]);
+  await first.close();
+  return segments().at(-1)!;
+}
+
 /** Accepts a delivery and settles it as delivered: traffic that leaves nothing pending. */
 async function acceptAndSettle(opened: JournalStore, id: string): Promise<void> {
   const [held] = await opened.accept([delivery(id)], { claim: 1, lease: 60_000 });
@@ -76,11 +85,7 @@ describe('JournalStore', () => {
   });
 
   it('ignores a last line cut short by a crash, and skips a damaged line in the middle', async () => {
-    const first = store();
-    await first.open();
-    await first.accept([delivery('a')]);
-    await first.close();
-    const last = segments().at(-1)!;
+    const last = await closedWithOne();
     appendFileSync(last, 'not json\n');
     appendFileSync(last, `${JSON.stringify({ op: 'accept', order: 5, sizes: [], deliveries: [] })}\n`);
     appendFileSync(last, JSON.stringify({ op: 'accept', deliveries: [delivery('torn')] }).slice(0, 40));
@@ -89,11 +94,7 @@ describe('JournalStore', () => {
   });
 
   it('reports a damaged line and a torn one by file, line and byte, never quoting them: they hold messages', async () => {
-    const first = store();
-    await first.open();
-    await first.accept([delivery('a')]);
-    await first.close();
-    const last = segments().at(-1)!;
+    const last = await closedWithOne();
     const secret = delivery('secret', 1_000, { email: 'jane@example.com' });
     appendFileSync(last, `${JSON.stringify({ op: 'accept', deliveries: [secret] }).slice(0, 120)}!\n`);
     appendFileSync(last, JSON.stringify({ op: 'accept', deliveries: [secret] }).slice(0, 150));
