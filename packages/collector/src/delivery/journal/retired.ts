@@ -36,8 +36,8 @@ interface Retired {
  * (`records-NNNNNNNN.ndjson`) so that the deliveries they record (with every attempt and their
  * outcomes) can still be looked up and sent again: never replayed at start, never appended to.
  * Kept for `retention.age` ms and within `retention.bytes`, an eighth of the disk, and while a
- * quarter of the disk (at most 4 GiB) is free; beyond, the oldest are deleted. On a short disk (full, or its reserve
- * spent) all of them go: nothing kept for looking back makes an acceptance wait.
+ * quarter of the disk (at most 4 GiB) is free; beyond, the oldest are deleted. On a short disk
+ * (full, or its reserve spent) all of them go: nothing kept for looking back makes an acceptance wait.
  */
 export class RetiredSegments {
   readonly #dir: string;
