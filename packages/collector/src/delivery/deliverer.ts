@@ -1,4 +1,4 @@
-import { displayUrl, filterTakes, InProgress, log, messageOf, type PreparedWebhook, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
+import { displayUrl, filterTakes, InProgress, log, messageOf, type PreparedWebhook, WEBHOOK_DEFAULTS, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { DeliveryEmitter } from './events.js';
@@ -19,6 +19,15 @@ interface Destination {
 
 /** Deliveries one claim statement asks for at most: short statements, and room left for the others. */
 const CLAIM_BATCH = 500;
+
+/**
+ * Attempts started at once per source, for each of its URLs, in multiples of `maxRequestsPerUrl`:
+ * twice what the URLs take in progress keeps every slot busy, and the rest of the claims held wait
+ * as plain data. An attempt started waits for a slot as a chain of suspended calls and promises,
+ * about 4 kB each: the 10,000 claims (`maxInFlight`) of a source whose receiver is down held about
+ * 40 MB of them.
+ */
+const STARTED_PER_SLOT = 2;
 
 const FILTERED_SINCE = 'no webhook URL\'s filter takes it since the config was reloaded';
 
@@ -64,8 +73,10 @@ export class Deliverer {
   readonly #destinations = new Map<string, Destination>();
   /** Destinations a reload replaced, closed once their attempts end. */
   readonly #retired = new Set<WebhookDestination>();
-  /** Claims held, by delivery id. */
+  /** Claims held, by delivery id: attempts started, and those waiting to start. */
   readonly #held = new Map<string, Claimed>();
+  /** Per source: attempts started and not ended, and the claims waiting to start, oldest first. */
+  readonly #starts = new Map<string, Starts>();
   /** What each receiver answered in the attempt under way, by delivery id: the store records it with the outcome. */
   readonly #answers = new Map<string, AttemptRecord[]>();
   /** Attempts in progress, which close() waits for. */
@@ -217,6 +228,7 @@ export class Deliverer {
       .release([...this.#held.values()])
       .catch((error: unknown) => this.#report.warn('collector: could not give claims back (they lapse after the lease): %s', messageOf(error)));
     this.#held.clear();
+    this.#starts.clear();
   }
 
   /** The store may have due work: claim it, one claim statement at a time. */
@@ -253,14 +265,34 @@ export class Deliverer {
     });
   }
 
+  /** Attempts a claim now, or once an attempt of its source ends when as many are started as its URLs keep busy. */
   #attempt(held: Claimed): void {
     this.#held.set(held.delivery.id, held);
+    const { source } = held.delivery;
+    let starts = this.#starts.get(source);
+    if (starts === undefined) this.#starts.set(source, (starts = { started: 0, waiting: [], next: 0 }));
+    if (starts.started < this.#startsFor(source)) this.#start(held, starts);
+    else starts.waiting.push(held);
+  }
+
+  #start(held: Claimed, starts: Starts): void {
+    starts.started += 1;
     void this.#running.track(
       this.#deliver(held).finally(() => {
         this.#held.delete(held.delivery.id);
+        starts.started -= 1;
+        // Once closed, what waits stays held: close() gives it back to the store.
+        const next = this.#closed ? undefined : nextWaiting(starts);
+        if (next !== undefined) this.#start(next, starts);
         if (this.#backlog) this.#claim();
       }),
     );
+  }
+
+  /** How many attempts of `source` may be under way at once. */
+  #startsFor(source: string): number {
+    const urls = this.#sources.get(source)?.webhooks?.webhooks.length ?? 1;
+    return STARTED_PER_SLOT * (this.#options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl) * urls;
   }
 
   /** One attempt, then its outcome in the store. Never throws: a store failure lets the claim lapse. */
@@ -434,6 +466,25 @@ export class Deliverer {
   #made(settings: WebhookSettings): string {
     return JSON.stringify([settings, this.#options]);
   }
+}
+
+/** A source's attempts under way, and the claims waiting to start: `waiting` from `next` on. */
+interface Starts {
+  started: number;
+  waiting: (Claimed | undefined)[];
+  next: number;
+}
+
+/** Takes the oldest claim waiting to start; the line is cut once half of it was taken. */
+function nextWaiting(starts: Starts): Claimed | undefined {
+  const held = starts.waiting[starts.next];
+  if (held === undefined) return undefined;
+  starts.waiting[starts.next++] = undefined;
+  if (starts.next * 2 >= starts.waiting.length) {
+    starts.waiting = starts.waiting.slice(starts.next);
+    starts.next = 0;
+  }
+  return held;
 }
 
 /** The position of `url` among `webhooks`: as configured, or else as shown (without credentials or query) when only one is so. */
