@@ -1,6 +1,7 @@
 import { log } from 'batched-analytics/internal';
 import { diskRoom } from '../disk.js';
 import { encodeAccept } from './format.js';
+import { readPlaces } from './read-deliveries.js';
 import type { PendingIndex } from './pending-index.js';
 import type { Reserve } from './reserve.js';
 import type { RetiredSegments } from './retired.js';
@@ -108,14 +109,16 @@ export class Compaction {
 
   /** Copies what is pending in `segment` (deliveries with their schedules, audiences) to the head. */
   async #carry(segment: Segment): Promise<void> {
-    const bytes = await segment.read(0, segment.size);
     const items: Queued[] = [];
-    for (const entry of this.#index.entriesIn(segment)) {
+    // Only what is pending is read: a segment copied forward is mostly settled.
+    const entries = [...this.#index.entriesIn(segment)];
+    await readPlaces(entries, (bytes, index) => {
+      const entry = entries[index]!;
       // A claim in progress is void after a restart: its delivery is due at once then.
       const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets };
-      const { line: copy, starts } = encodeAccept(entry.order, [bytes.subarray(entry.offset, entry.offset + entry.length)], { schedule });
+      const { line: copy, starts } = encodeAccept(entry.order, [bytes], { schedule });
       items.push(copied(copy, (head, offset) => this.#index.move(entry, head, offset + starts[0]!)));
-    }
+    });
     for (const kept of this.#index.audiencesIn(segment)) {
       const { line: copy } = encodeAccept(this.#index.nextOrder, [], { audience: kept.record });
       items.push(copied(copy, (head) => this.#index.moveAudience(kept, head, copy.length)));

@@ -99,11 +99,11 @@ export class Segment {
     return this.#size - lines.length;
   }
 
-  /** Reads `length` bytes at `offset`. */
-  async read(offset: number, length: number): Promise<Buffer> {
+  /** Reads `length` bytes at `offset`, into the start of `into` when it is given (and long enough). */
+  async read(offset: number, length: number, into?: Buffer): Promise<Buffer> {
     this.#reads += 1;
     try {
-      const buffer = Buffer.allocUnsafe(length);
+      const buffer = into !== undefined && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
       let done = 0;
       while (done < length) {
         const { bytesRead } = await this.#handle.read(buffer, done, length - done, offset + done);
