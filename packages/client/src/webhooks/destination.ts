@@ -486,26 +486,54 @@ export class WebhookDestination {
     }
     const { signal } = this.#abort;
     signal.throwIfAborted();
+    // Targets full now, but not backing off, are asked in this attempt too, as soon as each hands
+    // over a slot: a delivery that found room only at a URL that does not answer would otherwise
+    // wait for that URL's timeout and a retry, while the URL that answers frees a slot at once.
+    const later = lanes.filter((lane) => !started.includes(lane) && lane.closed);
     return new Promise((resolve, reject) => {
       const failures: WebhookFailure[] = [];
+      const waiters: SlotWaiter[] = [];
       let settled = false;
-      for (const lane of started) {
+      const settle = (): void => {
+        settled = true;
+        for (const waiter of waiters) waiter.done = true;
+      };
+      const failed = (failure: WebhookFailure): void => {
+        failures.push(failure);
+        if (failures.length === started.length + later.length) {
+          settle();
+          resolve(failures);
+        }
+      };
+      const post = (lane: UrlLane): void => {
         void this.#track(this.#post(context, lane)).then((outcome) => {
           if (settled) return;
           if (signal.aborted) {
-            settled = true;
+            settle();
             return reject(signal.reason);
           }
-          if ('error' in outcome) failures.push(outcome as WebhookFailure);
-          else {
-            settled = true;
-            return resolve(outcome);
-          }
-          if (failures.length === started.length) {
-            settled = true;
-            resolve(failures);
-          }
+          if ('error' in outcome) return failed(outcome as WebhookFailure);
+          settle();
+          resolve(outcome);
         });
+      };
+      for (const lane of started) post(lane);
+      for (const lane of later) {
+        const waiter: SlotWaiter = {
+          done: false,
+          wake: (given) => {
+            waiter.done = true;
+            if (given !== undefined) return post(given);
+            // Its breaker opened, or the destination is closing: not asked in this attempt.
+            if (signal.aborted) {
+              settle();
+              return reject(signal.reason);
+            }
+            failed({ index: lane.index, url: this.#config.webhooks[lane.index]!.url, error: backingOff(lane, Date.now()) });
+          },
+        };
+        waiters.push(waiter);
+        lane.wait(waiter);
       }
     });
   }

@@ -1,6 +1,6 @@
 // WebhookDestination.attemptOnce: one attempt against real loopback receivers, and what it says
 // comes next; the collector keeps that schedule in its store.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Message, prepareWebhook, WebhookDestination, type WebhookDestinationOptions, WebhookError } from '../../src/webhooks/index.js';
 import { record } from '../../../../test/helpers/events.js';
 import { type Receiver, type Reply, startReceiver, status } from '../../../../test/helpers/receiver.js';
@@ -34,6 +34,28 @@ describe('WebhookDestination.attemptOnce', () => {
     expect(hook!.requests).toHaveLength(1);
     expect(attempts).toEqual([expect.objectContaining({ id: 'd1', attempt: 3, index: 0, ok: true, status: 200 })]);
     expect(delivered).toEqual([expect.objectContaining({ id: 'd1', attempts: 3 })]);
+  });
+
+  it('asks a URL that was full when the attempt started as soon as it frees a slot, instead of waiting for a URL that does not answer', async () => {
+    // The first URL never answers; the second holds its first request until told to answer.
+    let answerFirst: () => void = () => undefined;
+    const [silent, busy] = await receivers(
+      () => undefined,
+      (_, res, n) => {
+        if (n === 0) answerFirst = () => res.writeHead(200).end();
+        else res.writeHead(200).end();
+      },
+    );
+    const dest = destination([silent!, busy!], { maxRequestsPerUrl: 1, timeout: 5_000 });
+    const first = dest.attemptOnce(prepareWebhook({ ...track, messageId: 'm1' }), { id: 'd1', attempt: 1, targets: [1] });
+    await vi.waitFor(() => expect(busy!.requests).toHaveLength(1));
+    // The busy URL is full, the silent one has room: the attempt goes there, and waits for the busy one's slot.
+    const second = dest.attemptOnce(prepareWebhook({ ...track, messageId: 'm2' }), { id: 'd2', attempt: 1 });
+    await vi.waitFor(() => expect(silent!.requests).toHaveLength(1));
+    answerFirst();
+    await expect(first).resolves.toEqual({ outcome: 'delivered' });
+    await expect(second).resolves.toEqual({ outcome: 'delivered' });
+    expect(busy!.requests.map((request) => (JSON.parse(request.raw.toString()) as { messageId: string }).messageId)).toEqual(['m1', 'm2']);
   });
 
   it('says retry after the backoff of its attempt number, to the receivers whose failure may heal', async () => {
