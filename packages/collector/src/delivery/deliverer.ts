@@ -22,12 +22,13 @@ const CLAIM_BATCH = 500;
 
 /**
  * Attempts started at once per source, for each of its URLs, in multiples of `maxRequestsPerUrl`:
- * twice what the URLs take in progress keeps every slot busy, and the rest of the claims held wait
- * as plain data. An attempt started waits for a slot as a chain of suspended calls and promises,
- * about 4 kB each: the 10,000 claims (`maxInFlight`) of a source whose receiver is down held about
- * 40 MB of them.
+ * the rest of the claims held wait as plain data. An attempt started waits for a slot as a chain
+ * of suspended calls and promises, about 4 kB each: the 10,000 claims (`maxInFlight`) of a source
+ * whose receiver is down held about 40 MB of them. Four times what the URLs take in progress keeps
+ * every slot busy while the attempts before are still writing their outcomes to the store (an
+ * attempt ends only once its outcome is written).
  */
-const STARTED_PER_SLOT = 2;
+const STARTED_PER_SLOT = 4;
 
 const FILTERED_SINCE = 'no webhook URL\'s filter takes it since the config was reloaded';
 

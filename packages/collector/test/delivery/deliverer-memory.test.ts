@@ -1,5 +1,5 @@
 // Claims held for a receiver that does not answer cost the heap what they hold, not an attempt
-// each: at most twice `maxRequestsPerUrl` attempts of a source are under way, the rest wait to start.
+// each: at most four times `maxRequestsPerUrl` attempts of a source are under way, the rest wait to start.
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
