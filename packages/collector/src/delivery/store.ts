@@ -276,9 +276,3 @@ export class StoreUnavailableError extends AnalyticsError {
 
 /** The `Retry-After` (seconds) of a {@link StoreUnavailableError} when the store names none. */
 export const STORE_RETRY_AFTER = 5;
-
-
-/** The key of an audience in a store's in-memory map: audiences are per source. */
-export function audienceKey(source: string, name: string): string {
-  return JSON.stringify([source, name]);
-}

@@ -2,7 +2,8 @@ import { displayUrl, HttpError, log, messageOf } from 'batched-analytics/interna
 import { ALERTS_SOURCE, FAILING_DEFAULTS, type FailingOptions } from '../config/config.js';
 import type { Reporter } from '../config/report.js';
 import type { DeliveryEmitter } from './events.js';
-import { urlKey, type UrlState, type UrlStateChange, type UrlStates } from './url-states.js';
+import { type UrlState, type UrlStateChange, type UrlStates } from './url-states.js';
+import { sourceKey } from './source-key.js';
 
 /** `endpoint.failing` is sent at most this often per URL, in ms: an hour. */
 export const FAILING_ALERT_EVERY = 60 * 60 * 1000;
@@ -28,13 +29,13 @@ export class UrlHealth {
   readonly #events: DeliveryEmitter;
   readonly #report: Reporter;
   #options: FailingOptions;
-  /** The states as last read or written, by `urlKey`. */
+  /** The states as last read or written, by `sourceKey`. */
   #states = new Map<string, UrlState>();
   /** Sources with a URL disabled or enabled again: the fast path skips all others with one lookup. */
   #affected = new Set<string>();
   /** Sources with a URL failing now: a success elsewhere needs no lookup. */
   #failing = new Set<string>();
-  /** Failed attempts in a row, by `urlKey`, in this process. */
+  /** Failed attempts in a row, by `sourceKey`, in this process. */
   readonly #failures = new Map<string, number>();
   /** URLs whose state is being changed: their next attempts do not pile up writes. */
   readonly #changing = new Set<string>();
@@ -57,8 +58,8 @@ export class UrlHealth {
    */
   async refresh(): Promise<UrlState[]> {
     const states = await this.#store.urlStates();
-    const enabled = states.filter((state) => state.disabledAt === undefined && this.#states.get(urlKey(state.source, state.url))?.disabledAt !== undefined);
-    this.#states = new Map(states.map((state) => [urlKey(state.source, state.url), state]));
+    const enabled = states.filter((state) => state.disabledAt === undefined && this.#states.get(sourceKey(state.source, state.url))?.disabledAt !== undefined);
+    this.#states = new Map(states.map((state) => [sourceKey(state.source, state.url), state]));
     this.#index();
     return enabled;
   }
@@ -69,12 +70,12 @@ export class UrlHealth {
   }
 
   isDisabled(source: string, url: string): boolean {
-    return this.#states.get(urlKey(source, url))?.disabledAt !== undefined;
+    return this.#states.get(sourceKey(source, url))?.disabledAt !== undefined;
   }
 
   /** When `url` was last enabled again, if ever. */
   enabledAt(source: string, url: string): number | undefined {
-    return this.#states.get(urlKey(source, url))?.enabledAt;
+    return this.#states.get(sourceKey(source, url))?.enabledAt;
   }
 
   /** The URLs that fail or are disabled now, as last read. */
@@ -88,7 +89,7 @@ export class UrlHealth {
     // An alert URL that fails never alerts about itself, nor is disabled: alerts are given up by their retry window.
     // The common case costs nothing more: a success while no URL of its source fails.
     if (source === ALERTS_SOURCE || (ok && this.#failures.size === 0 && !this.#failing.has(source))) return;
-    const key = urlKey(source, url);
+    const key = sourceKey(source, url);
     const state = this.#states.get(key);
     if (ok) {
       this.#failures.delete(key);
@@ -129,7 +130,7 @@ export class UrlHealth {
     const { before, after } = await this.#store.changeUrlState(source, url, (current) =>
       current?.disabledAt === undefined ? undefined : { ...current, disabledAt: undefined, failingSince: undefined, enabledAt: now },
     );
-    const key = urlKey(source, url);
+    const key = sourceKey(source, url);
     this.#failures.delete(key);
     if (after !== undefined) this.#states.set(key, after);
     this.#index();

@@ -39,11 +39,6 @@ export interface UrlStates {
   changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }>;
 }
 
-/** The key of a URL in maps: URLs are per source. */
-export function urlKey(source: string, url: string): string {
-  return JSON.stringify([source, url]);
-}
-
 /** An object as JSON keeps it: entries cleared (undefined) left out. */
 export function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;

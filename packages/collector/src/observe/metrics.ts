@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WebhookDestination } from 'batched-analytics/internal';
 import { type DeliveryEmitter, type Entry, isFilteredOut } from '../delivery/events.js';
-import { urlKey } from '../delivery/url-states.js';
+import { sourceKey } from '../delivery/source-key.js';
 
 /** The `Content-Type` of {@link CollectorMetrics.exposition}'s text. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -259,7 +259,7 @@ export class CollectorMetrics {
     // position with the URLs as shown, parsed once here rather than for every request.
     // A destination made again by a reload counts into the same tallies as the one it replaced.
     const tallies = destination.breakers().map(({ url }) => {
-      const key = urlKey(source, url);
+      const key = sourceKey(source, url);
       let tally = this.#requestTallies.get(key);
       if (tally === undefined) {
         tally = { source, url, counts: [] };

@@ -1,7 +1,8 @@
 import { DueQueue } from '../due-queue.js';
 import type { Schedule } from './format.js';
 import type { Segment } from './segment.js';
-import { type AudienceRecord, audienceKey, type Backlog, type Claimed, type Delivery } from '../store.js';
+import { type AudienceRecord, type Backlog, type Claimed, type Delivery } from '../store.js';
+import { sourceKey } from '../source-key.js';
 
 /**
  * A delivery not yet settled: where its bytes lie in the journal, and its schedule. The delivery
@@ -89,7 +90,7 @@ export class PendingIndex {
     return this.#pending.get(id);
   }
 
-  /** The latest state recorded for an audience (see {@link audienceKey}). */
+  /** The latest state recorded for an audience (see {@link sourceKey}). */
   audience(key: string): AudienceRecord | undefined {
     return this.#audiences.get(key)?.record;
   }
@@ -135,7 +136,7 @@ export class PendingIndex {
   }
 
   keepAudience(record: AudienceRecord, segment: Segment, length: number): void {
-    const key = audienceKey(record.source, record.state.audience);
+    const key = sourceKey(record.source, record.state.audience);
     const previous = this.#audiences.get(key);
     if (previous !== undefined) {
       previous.segment.release(previous.length);
@@ -146,7 +147,7 @@ export class PendingIndex {
 
   /** A copy of `kept` was written to `segment`: it counts unless a newer state came meanwhile. */
   moveAudience(kept: KeptAudience, segment: Segment, length: number): void {
-    if (this.#audiences.get(audienceKey(kept.record.source, kept.record.state.audience)) === kept) this.keepAudience(kept.record, segment, length);
+    if (this.#audiences.get(sourceKey(kept.record.source, kept.record.state.audience)) === kept) this.keepAudience(kept.record, segment, length);
   }
 
   /** Claims up to `limit` deliveries due at `now`, held until `until`. */

@@ -25,7 +25,6 @@ import {
   type AttemptRecord,
   type AudiencePlan,
   type AudienceRecord,
-  audienceKey,
   type Backlog,
   type Claimed,
   type ClaimOptions,
@@ -39,6 +38,7 @@ import {
   type StoreSnapshot,
   StoreUnavailableError,
 } from '../store.js';
+import { sourceKey } from '../source-key.js';
 
 /** Options of {@link JournalStore}. */
 export interface JournalOptions {
@@ -229,7 +229,7 @@ export class JournalStore implements Store {
     plan: (previous: AudienceState | undefined) => P,
     options?: ClaimOptions,
   ): Promise<{ plan: P; claimed: Claimed[] }> {
-    const key = audienceKey(source, name);
+    const key = sourceKey(source, name);
     const sync = async () => {
       // What a sync reads is what the previous one recorded: they run one after another.
       const planned = plan(this.#index.audience(key)?.state);

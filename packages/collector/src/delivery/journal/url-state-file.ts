@@ -1,7 +1,8 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { withoutUndefined, urlKey, type UrlState, type UrlStateChange, type UrlStates } from '../url-states.js';
+import { withoutUndefined, type UrlState, type UrlStateChange, type UrlStates } from '../url-states.js';
+import { sourceKey } from '../source-key.js';
 
 /** The file in the data dir that holds the URLs' states. */
 export const URL_STATES_FILE = 'urls.json';
@@ -31,7 +32,7 @@ export class UrlStateFile implements UrlStates {
   changeUrlState(source: string, url: string, change: UrlStateChange): Promise<{ before: UrlState | undefined; after: UrlState | undefined }> {
     const changing = this.#writing.then(async () => {
       const states = await this.#loaded();
-      const key = urlKey(source, url);
+      const key = sourceKey(source, url);
       const before = states.get(key);
       const next = change(before === undefined ? undefined : { ...before });
       if (next === undefined || isDeepStrictEqual(next, before)) return { before, after: before };
@@ -47,7 +48,7 @@ export class UrlStateFile implements UrlStates {
 
   #loaded(): Promise<Map<string, UrlState>> {
     this.#states ??= readFile(this.#file, 'utf8').then(
-      (text) => new Map((JSON.parse(text) as UrlState[]).map((state) => [urlKey(state.source, state.url), state])),
+      (text) => new Map((JSON.parse(text) as UrlState[]).map((state) => [sourceKey(state.source, state.url), state])),
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return new Map<string, UrlState>();
         this.#states = undefined;

@@ -8,7 +8,8 @@ import type { PendingIndex } from './pending-index.js';
 import { parseLine } from './replay.js';
 import type { Segment } from './segment.js';
 import { copied, type JournalWriter, type Queued } from './writer.js';
-import { type AudienceRecord, audienceKey, type Delivery } from '../store.js';
+import { type AudienceRecord, type Delivery } from '../store.js';
+import { sourceKey } from '../source-key.js';
 
 /** The journal of version 1: one file, rewritten whole to compact it. Read once, then upgraded. */
 const LEGACY = 'journal.ndjson';
@@ -42,7 +43,7 @@ export function readVersion1(
     }
     if (record.op === 'accept') {
       for (const delivery of record.deliveries) pending.set(delivery.id, { delivery: withBody(delivery) });
-      if (record.audience) audiences.set(audienceKey(record.audience.source, record.audience.state.audience), record.audience);
+      if (record.audience) audiences.set(sourceKey(record.audience.source, record.audience.state.audience), record.audience);
     } else if (record.op === 'retry') {
       const kept = pending.get(record.id);
       if (kept !== undefined) kept.schedule = { at: record.at, attempts: record.attempts, targets: record.targets };

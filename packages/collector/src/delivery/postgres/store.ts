@@ -15,6 +15,7 @@ import { connectionConfig, POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../.
 import { transaction } from './transaction.js';
 import { PostgresUrlStates } from './url-states.js';
 import type { UrlState, UrlStateChange } from '../url-states.js';
+import { sourceKey } from '../source-key.js';
 
 /** The channel processes tell each other on that deliveries are due now (accepted unclaimed, or released). */
 export const WORK_CHANNEL = 'batched_analytics_work';
@@ -346,19 +347,19 @@ export class PostgresStore implements Store {
         // Each id once, the first arrival carrying it: the later ones in the same call are repeats of it.
         const firstOf = new Map<string, number>();
         arrivals.forEach(({ source, messageId }, index) => {
-          const key = JSON.stringify([source, messageId]);
+          const key = sourceKey(source, messageId);
           if (!firstOf.has(key)) firstOf.set(key, index);
         });
         const keys = JSON.stringify([...firstOf.keys()].sort().map((key) => JSON.parse(key) as [string, string]));
         const { rows } = await client.query<{ source: string; message_id: string }>(CLAIM_IDS, [keys, at, at - window + 1]);
-        const claimedIds = new Set(rows.map((row) => JSON.stringify([row.source, row.message_id])));
+        const claimedIds = new Set(rows.map((row) => sourceKey(row.source, row.message_id)));
         const firstAt = new Map<string, number>();
         if (claimedIds.size < firstOf.size) {
           const earlier = await client.query<{ source: string; message_id: string; accepted_at: number }>(FIRST_ACCEPTED, [keys]);
-          for (const row of earlier.rows) firstAt.set(JSON.stringify([row.source, row.message_id]), row.accepted_at);
+          for (const row of earlier.rows) firstAt.set(sourceKey(row.source, row.message_id), row.accepted_at);
         }
         const repeats = arrivals.map(({ source, messageId }, index) => {
-          const key = JSON.stringify([source, messageId]);
+          const key = sourceKey(source, messageId);
           if (firstOf.get(key) !== index) return claimedIds.has(key) ? at : (firstAt.get(key) ?? at);
           return claimedIds.has(key) ? undefined : (firstAt.get(key) ?? at);
         });
