@@ -1,4 +1,4 @@
-import { displayUrl, filterTakes, InProgress, log, messageOf, type PreparedWebhook, WEBHOOK_DEFAULTS, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
+import { displayUrl, filterTakes, InProgress, log, messageOf, type PreparedWebhook, Queue, WEBHOOK_DEFAULTS, WebhookDestination, type WebhookSettings } from 'batched-analytics/internal';
 import type { DeliveryOptions, QueueOptions, SourceConfig } from '../config/config.js';
 import { DueQueue } from './due-queue.js';
 import type { DeliveryEmitter } from './events.js';
@@ -271,7 +271,7 @@ export class Deliverer {
     this.#held.set(held.delivery.id, held);
     const { source } = held.delivery;
     let starts = this.#starts.get(source);
-    if (starts === undefined) this.#starts.set(source, (starts = { started: 0, waiting: [], next: 0 }));
+    if (starts === undefined) this.#starts.set(source, (starts = { started: 0, waiting: new Queue() }));
     if (starts.started < this.#startsFor(source)) this.#start(held, starts);
     else starts.waiting.push(held);
   }
@@ -283,7 +283,7 @@ export class Deliverer {
         this.#held.delete(held.delivery.id);
         starts.started -= 1;
         // Once closed, what waits stays held: close() gives it back to the store.
-        const next = this.#closed ? undefined : nextWaiting(starts);
+        const next = this.#closed ? undefined : starts.waiting.shift();
         if (next !== undefined) this.#start(next, starts);
         if (this.#backlog) this.#claim();
       }),
@@ -469,23 +469,10 @@ export class Deliverer {
   }
 }
 
-/** A source's attempts under way, and the claims waiting to start: `waiting` from `next` on. */
+/** A source's attempts under way, and the claims waiting to start, oldest first. */
 interface Starts {
   started: number;
-  waiting: (Claimed | undefined)[];
-  next: number;
-}
-
-/** Takes the oldest claim waiting to start; the line is cut once half of it was taken. */
-function nextWaiting(starts: Starts): Claimed | undefined {
-  const held = starts.waiting[starts.next];
-  if (held === undefined) return undefined;
-  starts.waiting[starts.next++] = undefined;
-  if (starts.next * 2 >= starts.waiting.length) {
-    starts.waiting = starts.waiting.slice(starts.next);
-    starts.next = 0;
-  }
-  return held;
+  waiting: Queue<Claimed>;
 }
 
 /** The position of `url` among `webhooks`: as configured, or else as shown (without credentials or query) when only one is so. */
