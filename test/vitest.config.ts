@@ -3,19 +3,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * Tests that load the machine for a long while: 20,000 messages through three collectors and
  * PostgreSQL, an import of 200,000 lines, a page stalled until ~210 MB are held, a collector killed
- * mid-delivery and recovered; and one that measures the garbage collector. They run after the
- * others, one file at a time, so that their load never lands on the tests that measure time (a
- * rate limit, a timeout, a drain) or memory.
+ * mid-delivery and recovered. They run after the others, one file at a time, so that their load
+ * never lands on the tests that measure time (a rate limit, a timeout, a drain) or memory.
  */
 const HEAVY = [
   'packages/collector/test/cli/serve-cluster.test.ts',
   'packages/client/test/cli/import.test.ts',
   'packages/collector/test/debugger/stalled-page.test.ts',
   'packages/collector/test/delivery/recovery.test.ts',
-  // Not heavy, but it measures what the garbage collector does, and on Node 24 (V8 13) the
-  // difference a heap target makes vanishes when other tests take the cores (own 81 to 91 MB,
-  // kept 84 to 86 MB with two busy loops beside it; 122 to 150 against 94 to 97 MB alone).
-  'packages/collector/test/cli/heap-target.test.ts',
 ];
 
 export default defineConfig({

@@ -2,6 +2,11 @@
 // workload that keeps about 40 MB live while it allocates fast, as a collector taking messages
 // does, peaks far lower with a target below what V8 alone lets the heap reach, and the same with
 // a target far above it. The module is this source, compiled for the child as it is.
+//
+// The children collect on their main thread (--single-threaded-gc): with V8's helper threads,
+// how far the heap grows while a collection marks depends on the cores other processes leave
+// free, and on a busy machine Node 24's heap alone peaked at 89 MB in one run and 150 MB in
+// another. On one thread the same workload peaks at the same size, run after run, loaded or not.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,14 +50,8 @@ console.log(largest);
 );
 
 /** The largest old generation the workload reached, in MB, with a target of `targetMb` (0: none). */
-const peakWith = (targetMb: number): number => Number(execFileSync(process.execPath, [path.join(dir, 'churn.mjs'), String(targetMb)], { encoding: 'utf8' })) / 2 ** 20;
-
-/**
- * V8 11 (Node 20) lets this workload's old generation reach four times what is live; V8 13
- * (Node 24) grows it less on its own, and a target changes it less (measured: 96 MB against
- * 105 to 122 MB): there it must at least not grow more.
- */
-const BELOW_V8 = Number(process.versions.v8.split('.')[0]) < 12 ? 0.6 : 1;
+const peakWith = (targetMb: number): number =>
+  Number(execFileSync(process.execPath, ['--single-threaded-gc', path.join(dir, 'churn.mjs'), String(targetMb)], { encoding: 'utf8' })) / 2 ** 20;
 
 describe('keepHeapNear', () => {
   it('keeps the heap near a target below what V8 alone lets it reach, and leaves a heap far below the target to V8', () => {
@@ -60,10 +59,10 @@ describe('keepHeapNear', () => {
     const kept = peakWith(20);
     const roomy = peakWith(4_096);
     // The premise: left alone, V8 lets the heap grow well past the ~40 MB kept live, so a 20 MB
-    // target has something to cut. Node 20 reaches about 160 MB; Node 24 122 to 150 MB alone, but
-    // 81 to 91 MB with other work on the cores (why it runs with the heavy tests, alone).
-    expect(own).toBeGreaterThan(60);
-    expect(kept).toBeLessThan(BELOW_V8 * own);
+    // target has something to cut. Measured: 128 MB alone and 60 with the target on Node 20;
+    // 153 and 103 on Node 24 (V8 13 lets a target cut less).
+    expect(own).toBeGreaterThan(100);
+    expect(kept).toBeLessThan(0.75 * own);
     expect(roomy).toBeGreaterThan(0.8 * own);
   }, 30_000);
 });
