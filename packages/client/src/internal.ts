@@ -14,6 +14,7 @@ export { GroupCommit, type GroupCommitOptions } from './core/group-commit.js';
 export { InProgress } from './core/in-progress.js';
 export { isDestinationEnabled } from './core/integrations.js';
 export { LIMITS } from './core/limits.js';
+export { OldestFirst } from './core/oldest-first.js';
 export { Queue } from './core/queue.js';
 export { Throttle } from './core/throttle.js';
 export { type JsonObject, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';

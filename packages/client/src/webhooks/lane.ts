@@ -1,4 +1,5 @@
 import type { DeliveryError } from '../core/errors.js';
+import { OldestFirst } from '../core/oldest-first.js';
 import { Queue } from '../core/queue.js';
 
 /** How one request to a URL ended, as far as the URL's health is concerned. */
@@ -62,6 +63,7 @@ export class UrlLane {
   #carrier: string | undefined;
   /** Deliveries whose requests failed since the breaker opened, oldest first. */
   readonly #failed = new Set<string>();
+  readonly #failedOldest = new OldestFirst(this.#failed);
   /** The failure that opened (or kept open) the breaker. */
   #lastFailure: DeliveryError | undefined;
   /** A FIFO, not an array: a backlog of thousands of deliveries waits here, and `Array#shift` is O(n). */
@@ -165,7 +167,7 @@ export class UrlLane {
   #remember(id: string): void {
     this.#failed.delete(id);
     this.#failed.add(id);
-    if (this.#failed.size > FAILED_KEPT) this.#failed.delete(this.#failed.values().next().value!);
+    this.#failedOldest.trim(FAILED_KEPT);
   }
 
   /** Wakes every waiter to look again (the breaker opened, or the destination is closing). */

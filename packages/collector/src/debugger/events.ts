@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { log } from 'batched-analytics/internal';
+import { log, OldestFirst } from 'batched-analytics/internal';
 import type { EventHistory, HistoryEntry } from './history.js';
 import { absorb, type EventView, messageStatus, SETTLED, type WebhookView } from './views.js';
 
@@ -35,6 +35,7 @@ export class EventHub {
   readonly #options: HubOptions;
   /** Oldest first, at most `retention`. */
   readonly #events = new Map<string, HistoryEntry>();
+  readonly #oldest = new OldestFirst(this.#events);
   readonly #clients = new Set<ServerResponse>();
   /** States appended to the history since it was last compacted. */
   #appended = 0;
@@ -118,7 +119,7 @@ export class EventHub {
 
   #keep(entry: HistoryEntry): void {
     this.#events.set(entry.view.id, entry);
-    if (this.#events.size > this.#options.retention) this.#events.delete(this.#events.keys().next().value!);
+    this.#oldest.trim(this.#options.retention);
   }
 
   #changed(view: EventView): void {
