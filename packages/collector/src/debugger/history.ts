@@ -47,8 +47,8 @@ export interface EventHistory {
 
 const FILE = 'history.ndjson';
 /**
- * Entries a rewrite serializes per write: the whole history as one string would be tens of MB
- * at once (10,000 events of a few KB), all of it garbage a moment later.
+ * Entries a rewrite joins per write: the whole history as one string would be megabytes at once
+ * (10,000 events of several hundred bytes), all of it garbage a moment later.
  */
 const REWRITE_CHUNK = 256;
 
@@ -73,10 +73,12 @@ export class HistoryFile implements EventHistory {
   /** Lines recorded since the last append was queued, with their sizes; absent when none are waiting. */
   #buffer: Lines | undefined;
   /**
-   * The size in bytes of the line each entry was last written as: a compaction sizes the history
-   * from these instead of serialising every entry twice (once to size it, once to write it).
+   * The line each entry was last written as: a compaction, which rewrites the whole history once
+   * per `retention` lines appended, writes these again instead of serialising every entry once
+   * more (for each message, as much work as its own line). What an entry was last written as is
+   * its recorded state; what changed in it since without a new state is not the history's.
    */
-  readonly #sizes = new WeakMap<HistoryEntry, number>();
+  readonly #lines = new WeakMap<HistoryEntry, string>();
   /** The writes in order; never rejects (failures are logged: the history is best effort). */
   #writes: Promise<void> = Promise.resolve();
   /** The file's size as written, in bytes. */
@@ -131,10 +133,9 @@ export class HistoryFile implements EventHistory {
       this.#queue(() => this.#append(lines));
     }
     const line = `${JSON.stringify(entry)}\n`;
-    const bytes = Buffer.byteLength(line);
     this.#buffer.text.push(line);
-    this.#buffer.bytes.push(bytes);
-    this.#sizes.set(entry, bytes);
+    this.#buffer.bytes.push(Buffer.byteLength(line));
+    this.#lines.set(entry, line);
   }
 
   compact(entries: Iterable<HistoryEntry>): void {
@@ -198,26 +199,22 @@ export class HistoryFile implements EventHistory {
   /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
     const disk = await this.#disk.room();
-    // Sized without keeping the lines (the whole history as strings would be tens of MB at once),
-    // by the size each entry was last written as: one that changed since without being written
-    // again may have grown by an attempt or two, and the next append cuts the file if it must.
     let first = entries.length;
     for (let bytes = 0; first > 0; first--) {
-      const entry = entries[first - 1]!;
-      bytes += this.#sizes.get(entry) ?? Buffer.byteLength(JSON.stringify(entry)) + 1;
+      bytes += Buffer.byteLength(this.#lineOf(entries[first - 1]!));
       if (bytes > disk.total * LOOK_BACK_SHARE) break;
     }
     const kept = entries.slice(first);
     await this.#replace(async (write) => {
       for (let from = 0; from < kept.length; from += REWRITE_CHUNK) {
-        const lines = kept.slice(from, from + REWRITE_CHUNK).map((entry) => {
-          const line = `${JSON.stringify(entry)}\n`;
-          this.#sizes.set(entry, Buffer.byteLength(line));
-          return line;
-        });
-        await write(lines.join(''));
+        await write(kept.slice(from, from + REWRITE_CHUNK).map((entry) => this.#lineOf(entry)).join(''));
       }
     });
+  }
+
+  /** The line an entry was last written as; one never written (still under way) as it is now. */
+  #lineOf(entry: HistoryEntry): string {
+    return this.#lines.get(entry) ?? `${JSON.stringify(entry)}\n`;
   }
 
   /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */
