@@ -1,10 +1,10 @@
 // The live debugger's history: HistoryFile alone, then through the real CLI across a restart.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { Analytics } from 'batched-analytics';
 import type { EventView } from '../../src/debugger/views.js';
-import { HistoryFile } from '../../src/debugger/history.js';
+import { APPEND_DELAY, type HistoryEntry, HistoryFile } from '../../src/debugger/history.js';
 import { Reporter } from '../../src/config/report.js';
 import { recordingLogger } from '../observe/recording-logger.js';
 import { startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
@@ -68,6 +68,32 @@ describe('HistoryFile', () => {
     reopened.record({ view: view('y', 'failed') });
     await reopened.close();
     expect((await new HistoryFile(dir, 10, report).open()).map((entry) => entry.view.id)).toEqual(['z', 'y']);
+  });
+});
+
+describe('HistoryFile appends', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('what was recorded within a quarter second as one append, without waiting for close()', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const dir = path.join(temp.dir, 'delay');
+    const history = new HistoryFile(dir, 10, report);
+    await history.open();
+    const file = path.join(dir, 'history.ndjson');
+    const kept = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as HistoryEntry).view.id);
+    history.record({ view: view('a', 'delivered') });
+    await vi.advanceTimersByTimeAsync(APPEND_DELAY - 1);
+    history.record({ view: view('b', 'failed') });
+    // 100 ms of real time for a write queued too early to land (Date is not faked).
+    for (const until = Date.now() + 100; Date.now() < until; ) await new Promise((resolve) => setImmediate(resolve));
+    expect(kept()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    vi.useRealTimers();
+    await waitFor(() => kept().length === 2, 'both lines');
+    expect(kept()).toEqual(['a', 'b']);
+    await history.close();
   });
 });
 
