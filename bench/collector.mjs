@@ -604,19 +604,33 @@ const rows = [
 ];
 const shown = (format, v) => (Number.isNaN(v) ? 'n/a' : format(v));
 const value = (column, scenario, pick) => median((results.get(`${column.label}/${scenario}`) ?? []).map(pick));
+/**
+ * The median over the rounds of ours ÷ base within each round: the two ran minutes apart at most,
+ * so what the machine's load did to both cancels out, which a ratio of the two medians (each from
+ * other rounds) does not.
+ */
+const pairedRatio = (ours, base, scenario, pick) => {
+  const a = results.get(`${ours.label}/${scenario}`) ?? [];
+  const b = results.get(`${base.label}/${scenario}`) ?? [];
+  return median(a.slice(0, b.length).map((result, round) => pick(result) / pick(b[round])));
+};
 const columnOf = (build, store) => columns.find((column) => column.build === build && column.store === store);
-/** Ours against the second build, store by store (the bare forwarder has the journal's only). */
-const ratios = builds.length > 1 ? stores.map((store) => [columnOf(builds[0], store), columnOf(builds[1], store), store]).filter(([, base]) => base !== undefined) : [];
+/** Ours against the second build, store by store, then against the bare forwarder (the journal's only). */
+const baseline = builds.find((build) => build.label === 'baseline');
+const ratios = [
+  ...(baseline === undefined ? [] : stores.map((store) => [columnOf(builds[0], store), columnOf(baseline, store), `ratio to ${baseline.name}${stores.length > 1 ? `, ${store.name}` : ''}`])),
+  [columnOf(builds[0], stores[0]), columns.find((column) => column.build.label === 'ceiling'), 'ratio to the bare forwarder'],
+].filter(([, base]) => base !== undefined);
 for (const scenario of scenarios.filter((s) => s !== 'outage' && s !== 'ingest')) {
   const title = TITLES[scenario];
-  console.log(`\n### ${title} (median of ${settings.rounds})\n`);
-  const ratioNames = ratios.map(([, , store]) => `ratio to ${builds[1].name}${stores.length > 1 ? `, ${store.name}` : ''}`);
+  console.log(`\n### ${title} (median of ${settings.rounds}; ratios: the median of each round's)\n`);
+  const ratioNames = ratios.map(([, , name]) => name);
   console.log(`| metric | ${[...columns.map((c) => c.name), ...ratioNames].join(' | ')} |`);
   console.log(`|---|${[...columns, ...ratios].map(() => '---:').join('|')}|`);
   for (const [name, pick, format] of rows) {
     const values = columns.map((column) => shown(format, value(column, scenario, pick)));
     const quotients = ratios.map(([ours, base]) =>
-      name === 'messages forwarded' ? '' : shown((v) => `${v.toFixed(2)}×`, value(ours, scenario, pick) / value(base, scenario, pick)),
+      name === 'messages forwarded' ? '' : shown((v) => `${v.toFixed(2)}×`, pairedRatio(ours, base, scenario, pick)),
     );
     console.log(`| ${name} | ${[...values, ...quotients].join(' | ')} |`);
   }
