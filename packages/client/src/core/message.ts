@@ -350,7 +350,7 @@ function serialize(message: Message): string {
 }
 
 /** Whether an object has no own enumerable key, without listing its keys. */
-function isEmpty(object: object): boolean {
+export function isEmpty(object: object): boolean {
   for (const _ in object) return false;
   return true;
 }

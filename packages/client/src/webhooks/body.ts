@@ -1,5 +1,5 @@
 import { ValidationError } from '../core/errors.js';
-import { type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
+import { isEmpty, type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
 import { describe } from '../core/describe.js';
 import { isPlainObject } from '../core/validate.js';
 
@@ -156,7 +156,7 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
       break;
   }
   body.timestamp = m.timestamp;
-  if (hasKeys(m.context)) body.context = m.context;
+  if (!isEmpty(m.context)) body.context = m.context;
   body.messageId = m.messageId;
   if (m.type !== 'alias' && m.anonymousId !== undefined) body.anonymousId = m.anonymousId;
   if (m.type === 'page') {
@@ -169,11 +169,6 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
   if (typeof m.sentAt === 'string') body.sentAt = m.sentAt;
   if (options.receivedAt !== undefined) body.receivedAt = receivedAtOf(options.receivedAt);
   return body as unknown as WebhookBody;
-}
-
-function hasKeys(object: JsonObject): boolean {
-  for (const _ in object) return true;
-  return false;
 }
 
 function receivedAtOf(value: Date | string | number): string {
