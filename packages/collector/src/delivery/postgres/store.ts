@@ -345,12 +345,17 @@ export class PostgresStore implements Store {
       transaction(pool, async (client) => {
         const at = Date.now();
         // Each id once, the first arrival carrying it: the later ones in the same call are repeats of it.
+        const keyOf = arrivals.map(({ source, messageId }) => sourceKey(source, messageId));
         const firstOf = new Map<string, number>();
-        arrivals.forEach(({ source, messageId }, index) => {
-          const key = sourceKey(source, messageId);
+        keyOf.forEach((key, index) => {
           if (!firstOf.has(key)) firstOf.set(key, index);
         });
-        const keys = JSON.stringify([...firstOf.keys()].sort().map((key) => JSON.parse(key) as [string, string]));
+        // Sorted by key, as [source, messageId] pairs read from the arrivals themselves.
+        const keys = JSON.stringify(
+          [...firstOf]
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([, index]) => [arrivals[index]!.source, arrivals[index]!.messageId]),
+        );
         const { rows } = await client.query<{ source: string; message_id: string }>(CLAIM_IDS, [keys, at, at - window + 1]);
         const claimedIds = new Set(rows.map((row) => sourceKey(row.source, row.message_id)));
         const firstAt = new Map<string, number>();
@@ -358,8 +363,7 @@ export class PostgresStore implements Store {
           const earlier = await client.query<{ source: string; message_id: string; accepted_at: number }>(FIRST_ACCEPTED, [keys]);
           for (const row of earlier.rows) firstAt.set(sourceKey(row.source, row.message_id), row.accepted_at);
         }
-        const repeats = arrivals.map(({ source, messageId }, index) => {
-          const key = sourceKey(source, messageId);
+        const repeats = keyOf.map((key, index) => {
           if (firstOf.get(key) !== index) return claimedIds.has(key) ? at : (firstAt.get(key) ?? at);
           return claimedIds.has(key) ? undefined : (firstAt.get(key) ?? at);
         });
