@@ -61,18 +61,19 @@ export class EventHub {
     this.#events.delete(view.id);
     // Strictly increasing: the events of one batch, accepted in the same millisecond, keep their order.
     this.#arrived = Math.max(this.#arrived + 1, Date.now() * 1_000);
-    this.#keep({ view, arrived: this.#arrived });
-    this.#changed(view);
+    const entry: HistoryEntry = { view, arrived: this.#arrived };
+    this.#keep(entry);
+    this.#changed(entry);
   }
 
   /** Changes one receiver's view of an event (if still kept) and streams the event. */
   updateWebhook(id: string, index: number, change: Partial<WebhookView>): void {
-    const view = this.#events.get(id)?.view;
-    const webhook = view?.webhooks[index];
-    if (view === undefined || webhook === undefined) return;
+    const entry = this.#events.get(id);
+    const webhook = entry?.view.webhooks[index];
+    if (entry === undefined || webhook === undefined) return;
     Object.assign(webhook, change);
-    view.status = messageStatus(view.webhooks);
-    this.#changed(view);
+    entry.view.status = messageStatus(entry.view.webhooks);
+    this.#changed(entry);
   }
 
   /** The kept view of an event. */
@@ -122,10 +123,10 @@ export class EventHub {
     this.#oldest.trim(this.#options.retention);
   }
 
-  #changed(view: EventView): void {
+  #changed(entry: HistoryEntry): void {
+    const view = entry.view;
     this.#broadcast(view);
     const history = this.#options.history;
-    const entry = this.#events.get(view.id)!;
     // Once per state, and not a late answer from a URL that was not needed (the message stays
     // delivered). In a history of this process's own, an event is recorded when it ends. In one
     // shared with other processes, every state is, for their pages: a new event too, since another

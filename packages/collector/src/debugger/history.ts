@@ -216,16 +216,17 @@ export class HistoryFile implements EventHistory {
   /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
   async #rewrite(entries: HistoryEntry[]): Promise<void> {
     const disk = await this.#disk.room();
-    let first = entries.length;
-    for (let bytes = 0; first > 0; first--) {
-      bytes += Buffer.byteLength(this.#lineOf(entries[first - 1]!));
+    // Newest first, as far as the disk's share goes: each line made once, for its size and its write.
+    const lines: string[] = [];
+    for (let bytes = 0, index = entries.length - 1; index >= 0; index--) {
+      const line = this.#lineOf(entries[index]!);
+      bytes += Buffer.byteLength(line);
       if (bytes > disk.total * LOOK_BACK_SHARE) break;
+      lines.push(line);
     }
-    const kept = entries.slice(first);
+    lines.reverse();
     await this.#replace(async (write) => {
-      for (let from = 0; from < kept.length; from += REWRITE_CHUNK) {
-        await write(kept.slice(from, from + REWRITE_CHUNK).map((entry) => this.#lineOf(entry)).join(''));
-      }
+      for (let from = 0; from < lines.length; from += REWRITE_CHUNK) await write(lines.slice(from, from + REWRITE_CHUNK).join(''));
     });
   }
 
