@@ -231,7 +231,8 @@ async function serveFrom(
     breakers: () => deliverer.breakers(),
     retryWindow: () => running.config.delivery.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow,
   });
-  const feed = new PageFeed({ hub, sources });
+  // The journal is this process's alone; another store may be shared by other processes.
+  const feed = new PageFeed({ hub, sources, alone: options.store === undefined });
   feed.follow(events);
   metrics.follow(events);
   logDeliveries(events, report.child('deliveries'));
