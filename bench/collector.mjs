@@ -30,7 +30,9 @@
 //                              after --remote-delay MS (20), as across a network, where a collector's 64 requests per
 //                              URL bound what it forwards; and/or outage; and/or ingest)]
 //                              [--ingest-messages N (1000000) distinct messageIds the ingest scenario sends] [--ceiling] [--profile (node --cpu-prof the collector
-//                              into bench/profiles/ and print its top functions)]
+//                              into bench/profiles/ and print its top functions, and each collector's main-thread time per
+//                              message by part of the code: a package's src/ directory, through the built files' source
+//                              maps, or a dependency; with --ceiling the bare forwarders' beside it)]
 //                              [--store local | --store postgres://USER[:PASSWORD]@HOST:PORT/DB (local: a throwaway
 //                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
 //                              a URL: a server whose user may create databases, and, for the statement count,
@@ -41,6 +43,7 @@ import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
+import { SourceMap } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Analytics } from '../packages/client/dist/index.js';
@@ -507,11 +510,16 @@ function median(values) {
 
 // ---------------------------------------------------------------- profile
 
+/** The newest profile of `label`, parsed; undefined when there is none. */
+function newestProfile(label) {
+  const file = readdirSync(PROFILES).filter((name) => name.startsWith(`collector-${label}-`)).sort().at(-1);
+  return file === undefined ? undefined : JSON.parse(readFileSync(path.join(PROFILES, file), 'utf8'));
+}
+
 /** The functions with the most self time in the newest profile of `label`. */
 function topFunctions(label, count = 12) {
-  const file = readdirSync(PROFILES).filter((name) => name.startsWith(`collector-${label}-`)).sort().at(-1);
-  if (file === undefined) return [];
-  const profile = JSON.parse(readFileSync(path.join(PROFILES, file), 'utf8'));
+  const profile = newestProfile(label);
+  if (profile === undefined) return [];
   const self = new Map();
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const deltas = profile.timeDeltas;
@@ -522,6 +530,77 @@ function topFunctions(label, count = 12) {
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   return [...self].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, micros]) => `${((100 * micros) / total).toFixed(1).padStart(5)} %  ${name}`);
+}
+
+/** Each built file's source map, read once; null when it has none. */
+const sourceMaps = new Map();
+/** Each call frame's part of the code, found once. */
+const partOfFrame = new Map();
+
+/**
+ * Which part of the code a call frame runs: a directory of a package's `src/` (through the built
+ * file's source map: `collector delivery/journal`, `client webhooks`), a dependency (`undici`), the
+ * bench's own script, or undefined for Node's own code and V8's entries.
+ */
+function partOf({ url, lineNumber, columnNumber }) {
+  const key = `${url}:${lineNumber}:${columnNumber}`;
+  if (partOfFrame.has(key)) return partOfFrame.get(key);
+  let part;
+  if (url.startsWith('file://')) {
+    const file = fileURLToPath(url);
+    const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
+    if (dependency !== undefined) part = dependency;
+    else if (file.includes(`${path.sep}bench${path.sep}`)) part = `bench ${path.basename(file)}`;
+    else {
+      if (!sourceMaps.has(file)) {
+        let map = null;
+        try {
+          map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
+        } catch {
+          // Built without a source map: the file's name is all there is to go by.
+        }
+        sourceMaps.set(file, map);
+      }
+      const original = sourceMaps.get(file)?.findEntry(lineNumber, columnNumber)?.originalSource;
+      // Relative to the built file (`../src/delivery/journal/store.ts`).
+      const source = original === undefined ? '' : path.resolve(path.dirname(file), original).split(path.sep).join('/');
+      const where = /packages\/(client|collector)\/src\/(?:(.*)\/)?[^/]+$/.exec(source);
+      part = where === null ? path.basename(file) : `${where[1]} ${where[2] ?? '(top)'}`;
+    }
+  }
+  partOfFrame.set(key, part);
+  return part;
+}
+
+/**
+ * The busy time of the newest profile of `label` by part of the code, in µs per message handled
+ * (`messages`): each sample goes to the innermost frame of its stack that is ours or a
+ * dependency's (Node's own code goes to whoever called it), else to the garbage collector or
+ * Node itself. A map of part to µs.
+ */
+function busyByPart(label, messages) {
+  const profile = newestProfile(label);
+  if (profile === undefined) return undefined;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const partOfNode = new Map();
+  const nodePart = (id) => {
+    if (partOfNode.has(id)) return partOfNode.get(id);
+    const { callFrame } = byId.get(id);
+    const up = parent.get(id);
+    const part = partOf(callFrame) ?? (up === undefined ? undefined : nodePart(up));
+    partOfNode.set(id, part);
+    return part;
+  };
+  const parts = new Map();
+  profile.samples.forEach((id, index) => {
+    const { functionName } = byId.get(id).callFrame;
+    if (functionName === '(idle)') return;
+    const part = nodePart(id) ?? (functionName === '(garbage collector)' ? '(garbage collector)' : '(Node.js, V8)');
+    parts.set(part, (parts.get(part) ?? 0) + (profile.timeDeltas[index] ?? 0) / messages);
+  });
+  return parts;
 }
 
 // ---------------------------------------------------------------- main
@@ -714,5 +793,24 @@ if (server !== undefined) {
 if (args.profile) {
   for (const label of columns.flatMap((column) => scenarios.map((s) => `${column.label}-${s}`))) {
     console.log(`\n### profile of the collector, ${label}: self time\n\n\`\`\`\n${topFunctions(label).join('\n')}\n\`\`\``);
+  }
+  // Where each collector's main thread spends its time, side by side: the bare forwarder's parts
+  // are what any forwarder pays; the rest is the collector's own work.
+  for (const scenario of scenarios) {
+    // A process forwards its warm-up and its share of the measured messages.
+    const profiled = columns
+      .map((column) => ({ column, parts: busyByPart(`${column.label}-${scenario}`, settings.warmup + settings.messages / column.store.processes) }))
+      .filter(({ parts }) => parts !== undefined);
+    if (profiled.length === 0) continue;
+    const total = (parts) => sum([...parts.values()]);
+    const first = profiled[0].parts;
+    const names = [...new Set(profiled.flatMap(({ parts }) => [...parts.keys()]))].sort((a, b) => (first.get(b) ?? 0) - (first.get(a) ?? 0));
+    console.log(
+      `\n### main thread busy time by part of the code, ${scenario}: µs per message handled (the last round's run, its warm-up included, under the profiler)\n\n` +
+        `| part | ${profiled.map(({ column }) => column.name).join(' | ')} |\n|---|${profiled.map(() => '---:').join('|')}|`,
+    );
+    const row = (name, of) => console.log(`| ${name} | ${profiled.map(({ parts }) => of(parts).toFixed(1)).join(' | ')} |`);
+    for (const name of names) row(name, (parts) => parts.get(name) ?? 0);
+    row('**all**', total);
   }
 }
