@@ -90,10 +90,10 @@ describe('PageFeed', () => {
     const track = (n: number) => ({ type: 'track', event: 'Order Completed', userId: 'u1', messageId: `m${n}` }) as WebhookInput;
     /** 300 messages accepted into a page that keeps 200: the first 100 are no longer kept. */
     const backlog = (alone: boolean) => {
-      const followed_ = followed({ retention: 200, alone });
+      const { hub, events } = followed({ retention: 200, alone });
       const accepted = Array.from({ length: 300 }, (_, n) => entry(`b${n}`, track(n)));
-      for (const one of accepted) followed_.events.emit('accepted', [one]);
-      return { ...followed_, accepted };
+      for (const one of accepted) events.emit('accepted', [one]);
+      return { hub, events, accepted };
     };
     const keptIds = (hub: EventHub) => hub.older(undefined, 1_000).events.map((view) => view.id).reverse();
 
@@ -121,4 +121,3 @@ describe('PageFeed', () => {
     });
   });
 });
-
