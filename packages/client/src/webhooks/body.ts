@@ -100,6 +100,11 @@ export interface WebhookBodyOptions {
   receivedAt?: Date | string | number;
 }
 
+/** Every field some webhook body has, each optional: a body as it is built, field by field. */
+type BodyDraft = { -readonly [K in KeysOf<WebhookBody>]?: unknown };
+/** The keys of each member of a union (`keyof` of the union itself gives only the shared ones). */
+type KeysOf<T> = T extends unknown ? keyof T : never;
+
 /** Every type a webhook body may have. */
 export const WEBHOOK_TYPES: readonly WebhookType[] = ['page', 'screen', 'identify', 'track', 'alias', 'group', 'delete'];
 
@@ -131,7 +136,7 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
   // The spec's fields in its order, then the others: receivers that read a body by position (or
   // compare bytes with an older version's) see the same start. Built by assignment in that order,
   // one object: spreading a small object per optional field cost more than serialising the body.
-  const body: Record<string, unknown> = { version: 1, type: m.type };
+  const body: BodyDraft = { version: 1, type: m.type };
   if (m.type === 'alias') {
     body['Previous ID'] = m.previousId;
     body['User ID'] = m.userId;
@@ -168,7 +173,7 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
   if (typeof m.originalTimestamp === 'string') body.originalTimestamp = m.originalTimestamp;
   if (typeof m.sentAt === 'string') body.sentAt = m.sentAt;
   if (options.receivedAt !== undefined) body.receivedAt = receivedAtOf(options.receivedAt);
-  return body as unknown as WebhookBody;
+  return body as WebhookBody;
 }
 
 function receivedAtOf(value: Date | string | number): string {
