@@ -31,6 +31,17 @@ export function useThrowawayCluster(): () => PostgresCluster {
   return () => cluster!;
 }
 
+/** A store a `serve` test runs on: its name, the flags that point `serve` at a fresh one, and why it skips here. */
+export type ServeStore = [name: string, flags: () => Promise<string[]>, skip: string | undefined];
+
+/** The journal, in a fresh data dir under `dir`, and PostgreSQL, in a fresh database of `cluster`. */
+export function serveStores(dir: string, cluster: () => PostgresCluster): ServeStore[] {
+  return [
+    ['the journal', async () => ['--data-dir', `${dir}/${Math.random().toString(36).slice(2)}`], undefined],
+    ['PostgreSQL', async () => ['--store', await cluster().createDatabase()], POSTGRES_SKIP],
+  ];
+}
+
 /** Runs one statement on a connection of its own and returns its rows. */
 export async function sql<Row extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
   const client = new pg.Client({ connectionString: url });

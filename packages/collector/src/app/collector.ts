@@ -231,8 +231,7 @@ async function serveFrom(
     breakers: () => deliverer.breakers(),
     retryWindow: () => running.config.delivery.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow,
   });
-  // The journal is this process's alone; another store may be shared by other processes.
-  const feed = new PageFeed({ hub, sources, alone: options.store === undefined });
+  const feed = new PageFeed({ hub, sources });
   feed.follow(events);
   metrics.follow(events);
   logDeliveries(events, report.child('deliveries'));

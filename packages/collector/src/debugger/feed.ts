@@ -31,15 +31,9 @@ export class PageFeed {
   readonly #shownUrls = new Map<string, ShownUrl[]>();
   /** The last acceptance time shown, and as text: the entries of one acceptance share it. */
   #received = { at: Number.NaN, text: '' };
-  /** Whether this process is the only one writing the store (the journal), so it saw every acceptance since it started. */
-  readonly #alone: boolean;
-  /** When it started following, in ms since the epoch. */
-  #since = Number.POSITIVE_INFINITY;
-
-  constructor(options: { hub: EventHub; sources: ReadonlyMap<string, SourceConfig>; alone: boolean }) {
+  constructor(options: { hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
     this.#hub = options.hub;
     this.#sources = options.sources;
-    this.#alone = options.alone;
   }
 
   /** Takes new sources (a config reload): events from now on are shown with them. */
@@ -51,7 +45,6 @@ export class PageFeed {
   /** Shows what `events` tells from now on. */
   follow(events: DeliveryEmitter): void {
     const hub = this.#hub;
-    this.#since = Date.now();
     events.on('accepted', (entries) => {
       for (const entry of entries) hub.add(this.#viewOf(entry));
     });
@@ -63,10 +56,9 @@ export class PageFeed {
     // the store, or before a restart. One it accepted and showed, that the page has stopped
     // keeping since (a backlog longer than the page keeps), is not shown again as a replay: each
     // would push out the next one still waiting, to be shown again in turn.
-    events.on('claimed', ({ delivery }) => {
+    events.on('claimed', ({ delivery, acceptedHere }) => {
       // The collector's own alerts are listed apart, not as messages.
-      if (hub.get(delivery.id) !== undefined || delivery.source === ALERTS_SOURCE) return;
-      if (this.#alone && delivery.webhook.receivedAt >= this.#since) return;
+      if (acceptedHere || hub.get(delivery.id) !== undefined || delivery.source === ALERTS_SOURCE) return;
       const source = this.#sources.get(delivery.source);
       const routes: Route[] =
         source === undefined

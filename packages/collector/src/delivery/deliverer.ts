@@ -301,7 +301,7 @@ export class Deliverer {
     const { delivery } = held;
     const { source } = delivery;
     const current = this.#destinationOf(source);
-    this.#events.emit('claimed', { delivery, attempt: held.attempt });
+    this.#events.emit('claimed', { delivery, attempt: held.attempt, acceptedHere: held.acceptedHere });
     try {
       if (current === undefined) {
         if (await this.#store.settle(held, 'failed')) this.#events.emit('dropped', { delivery, reason: `source ${source} has no Webhooks destination any more` });

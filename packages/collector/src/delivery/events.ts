@@ -57,8 +57,11 @@ export interface DeliveryEvents {
   accepted: readonly Entry[];
   /** Repeats of messages their source accepted within the de-duplication window: not recorded. */
   duplicate: readonly { entry: Entry; firstAcceptedAt: number }[];
-  /** An attempt starts on a claimed delivery (accepted here, elsewhere, or before a restart). */
-  claimed: { delivery: Delivery; attempt: number };
+  /**
+   * An attempt starts on a claimed delivery: accepted here (`acceptedHere`, told as `accepted`
+   * then), or by another process sharing the store, or before a restart.
+   */
+  claimed: { delivery: Delivery; attempt: number; acceptedHere: boolean };
   attempt: AttemptEvent;
   /** No receiver accepted the attempt; the next one is due in `delay` ms. */
   retry: { delivery: Delivery; attempt: number; delay: number; failures: readonly { index: number; retryable: boolean; message: string }[] };

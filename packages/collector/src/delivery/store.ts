@@ -80,6 +80,12 @@ export interface Claimed {
   attempt: number;
   /** The webhooks still worth asking (positions in the source's `webhooks`); absent: all. */
   targets?: number[];
+  /**
+   * This store accepted the delivery since it was opened, so whoever watches its acceptances was
+   * told of it then. False for one it found on opening (accepted before a restart), or that
+   * another process sharing the store accepted.
+   */
+  acceptedHere: boolean;
 }
 
 /** How `accept` claims what it records for the caller, who then delivers it at once. */

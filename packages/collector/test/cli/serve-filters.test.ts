@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { basic, postJson, startCollector, stopAll, tempDir, waitFor, watchEvents, writeConfig } from '../../../../test/helpers/collector.js';
 import { drained } from '../../../../test/helpers/metrics.js';
-import { POSTGRES_SKIP, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
+import { serveStores, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 import { type Receiver, useReceivers } from '../../../../test/helpers/receiver.js';
 
 const cluster = useThrowawayCluster();
@@ -32,10 +32,7 @@ function config(orders: { url: string; filter: unknown }, identities: { url: str
 }
 
 /** The stores a collector can run on: flags for `serve`, or why it is skipped here. */
-const STORES: [name: string, flags: () => Promise<string[]>, skip: string | undefined][] = [
-  ['the journal', async () => ['--data-dir', `${temp.dir}/${Math.random().toString(36).slice(2)}`], undefined],
-  ['PostgreSQL', async () => ['--store', await cluster().createDatabase()], POSTGRES_SKIP],
-];
+const STORES = serveStores(temp.dir, cluster);
 
 
 describe('serve: a filter per webhook URL', () => {

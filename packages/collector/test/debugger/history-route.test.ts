@@ -1,10 +1,12 @@
 // `GET /history` pages back through the kept events; without `before` it starts from the newest.
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { basic, oneWebhookConfig, postJson, startCollector, stopAll, tempDir, waitFor, writeConfig } from '../../../../test/helpers/collector.js';
+import { serveStores, useThrowawayCluster } from '../../../../test/helpers/postgres.js';
 import { useReceivers } from '../../../../test/helpers/receiver.js';
 
 const temp = tempDir();
 const receiver = useReceivers();
+const cluster = useThrowawayCluster();
 afterEach(stopAll);
 afterAll(() => temp.remove());
 
@@ -23,7 +25,8 @@ it('answers the newest page without `before`, and the next one with it', async (
   expect(next).toMatchObject({ events: [{ message: { event: 'first' } }], more: false });
 });
 
-it('keeps the newest events of a backlog longer than historyEvents once each, as they arrived, once the backlog is delivered', async () => {
+it.for(serveStores(temp.dir, cluster))('with %s: keeps the newest events of a backlog longer than historyEvents once each, as they arrived, once the backlog is delivered', { timeout: 30_000 }, async ([name, flags, skip], ctx) => {
+  if (skip !== undefined) ctx.skip(skip);
   let up = false;
   const delivered = new Set<string>();
   const { url } = await receiver((request, res) => {
@@ -31,8 +34,8 @@ it('keeps the newest events of a backlog longer than historyEvents once each, as
     delivered.add((JSON.parse(request.raw.toString()) as { messageId: string }).messageId);
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
-  const config = writeConfig(temp.dir, oneWebhookConfig(url, { historyEvents: 200 }), 'backlog.json');
-  const collector = await startCollector(['--config', config, '--port', '0', '--data-dir', `${temp.dir}/backlog`]);
+  const config = writeConfig(temp.dir, oneWebhookConfig(url, { historyEvents: 200 }), `backlog-${name}.json`);
+  const collector = await startCollector(['--config', config, '--port', '0', ...(await flags())]);
   for (let from = 0; from < 300; from += 100) {
     const batch = Array.from({ length: 100 }, (_, i) => ({ type: 'track', userId: 'u1', event: `e${from + i}`, messageId: `m${from + i}` }));
     expect((await postJson(`${collector.url}/v1/batch`, { batch }, { authorization: basic('wk_web') })).status).toBe(200);
@@ -51,4 +54,4 @@ it('keeps the newest events of a backlog longer than historyEvents once each, as
   expect(events.map((view) => view.message.event)).toEqual(Array.from({ length: 200 }, (_, i) => `e${299 - i}`));
   expect(new Set(events.map((view) => view.origin))).toEqual(new Set(['api']));
   expect(events.every((view) => view.status === 'delivered')).toBe(true);
-}, 30_000);
+});

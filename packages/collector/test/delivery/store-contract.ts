@@ -227,6 +227,19 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       expect(await first.settle(claimed[0]!, 'delivered')).toBe(true);
     });
 
+    it('says of each claim whether this store accepted the delivery: yes for its own, at acceptance, by claim() and after a retry; no for one it found on opening', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('earlier')]);
+      const { second } = await reopen(first);
+      const claimed = await second.accept([delivery('a'), delivery('b'), delivery('c')], { claim: 1, lease: 60_000 });
+      expect(claimed.map((held) => [held.delivery.id, held.acceptedHere])).toEqual([['a', true]]);
+      const later = await due(second);
+      expect(later.map((held) => [held.delivery.id, held.acceptedHere])).toEqual([['earlier', false], ['b', true], ['c', true]]);
+      expect(await second.retry(later[1]!, 0, [0])).toBe(true);
+      expect((await due(second)).map((held) => [held.delivery.id, held.acceptedHere])).toEqual([['b', true]]);
+    });
+
     it('hands each due delivery to one of many concurrent claims, oldest first, up to each limit', async () => {
       const first = store();
       await first.open();

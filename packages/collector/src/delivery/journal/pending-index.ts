@@ -55,6 +55,8 @@ export class PendingIndex {
   readonly #due = new DueQueue<string>();
   /** The next acceptance order. */
   #accepted = 0;
+  /** The first acceptance order of the store's run: what came before was found on opening. */
+  #runStart = Number.POSITIVE_INFINITY;
   readonly #audiences = new Map<string, KeptAudience>();
   /** One string per source name, shared by its entries. */
   readonly #sources = new Map<string, string>();
@@ -79,6 +81,11 @@ export class PendingIndex {
     const order = this.#accepted;
     this.#accepted += count;
     return order;
+  }
+
+  /** What the journal held is all entered: acceptances from now on are the run's own. */
+  opened(): void {
+    this.#runStart = this.#accepted;
   }
 
   /** Orders before `end` were taken by a journaled acceptance (as replayed). */
@@ -230,7 +237,7 @@ export class PendingIndex {
   }
 
   claimed(entry: Entry, delivery: Delivery): Claimed {
-    const claimed: Claimed = { delivery, claim: entry.claim!, attempt: entry.attempts };
+    const claimed: Claimed = { delivery, claim: entry.claim!, attempt: entry.attempts, acceptedHere: entry.order >= this.#runStart };
     if (entry.targets !== undefined) claimed.targets = entry.targets;
     return claimed;
   }

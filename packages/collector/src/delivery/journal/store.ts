@@ -187,6 +187,7 @@ export class JournalStore implements Store {
     await upgradeVersion1(this.#dir, this.#index, this.#writer, this.#report);
     await this.#retired.open();
     await this.#compaction.removeDead();
+    this.#index.opened();
     if (!(await this.#reserve.setAside())) {
       this.#report.warn('collector: the disk is full: no room could be set aside for settlements (journal reserve); acceptances are refused until it can');
     }

@@ -138,6 +138,10 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (source, url)
       );`,
   },
+  {
+    version: 7,
+    sql: `ALTER TABLE deliveries ADD COLUMN accepted_by uuid;`,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

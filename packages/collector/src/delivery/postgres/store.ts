@@ -33,8 +33,8 @@ const MS = `* interval '1 millisecond'`;
  */
 const INSERT_DELIVERIES = `
   WITH inserted AS (
-    INSERT INTO deliveries (id, source, message, message_id, type, body, received_at, targets, attempts, claim_id, claimed_by, lease_until, next_attempt_at)
-    SELECT id, source, message::json, message_id, type, body, received_at, targets,
+    INSERT INTO deliveries (id, source, message, message_id, type, body, received_at, targets, accepted_by, attempts, claim_id, claimed_by, lease_until, next_attempt_at)
+    SELECT id, source, message::json, message_id, type, body, received_at, targets, $6::uuid,
       CASE WHEN n <= $4 THEN 1 ELSE 0 END,
       CASE WHEN n <= $4 THEN $2::uuid END,
       CASE WHEN n <= $4 THEN $3 END,
@@ -47,7 +47,7 @@ const INSERT_DELIVERIES = `
   )
   SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $4`;
 
-const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, due.n';
+const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.accepted_by, due.n';
 
 /**
  * Claims the due rows, oldest due first (`batched_analytics_due`, see the schema), skipping rows
@@ -229,6 +229,8 @@ interface DeliveryRow {
   received_at: string;
   attempts: number;
   targets: number[] | null;
+  /** The store that accepted it (its `events.written_by` id); null for rows from before schema version 7. */
+  accepted_by: string | null;
   /** Its place in the order the claimed rows came due (a bigint, as a string). */
   n: string;
 }
@@ -249,7 +251,7 @@ export class PostgresStore implements Store {
   readonly #connectionString: string;
   /** Who claims, as `claimed_by` shows it: host and process. */
   readonly #claimant = `${hostname()}:${process.pid}`;
-  /** This store in `events.written_by`: unlike host and pid, never shared with another process. */
+  /** This store in `events.written_by` and `deliveries.accepted_by`: unlike host and pid, never shared with another process. */
   readonly #writer = crypto.randomUUID();
   /** node-postgres, once the store opened. */
   #pg: typeof import('pg').default | undefined;
@@ -402,7 +404,7 @@ export class PostgresStore implements Store {
     return this.#run(async (pool) => {
       const claim = crypto.randomUUID();
       const { rows } = await pool.query<DeliveryRow>(CLAIM, [claim, this.#claimant, lease, limit]);
-      return rows.sort((a, b) => Number(a.n) - Number(b.n)).map((row) => toClaimed(row, claim));
+      return rows.sort((a, b) => Number(a.n) - Number(b.n)).map((row) => toClaimed(row, claim, row.accepted_by === this.#writer));
     });
   }
 
@@ -514,8 +516,10 @@ export class PostgresStore implements Store {
       received_at: webhook.receivedAt,
       targets: targets ?? null,
     }));
-    await db.query(INSERT_DELIVERIES, [JSON.stringify(rows), claim, this.#claimant, claiming, options?.lease ?? 0]);
-    return deliveries.slice(0, claiming).map((delivery) => (delivery.targets === undefined ? { delivery, claim, attempt: 1 } : { delivery, claim, attempt: 1, targets: delivery.targets }));
+    await db.query(INSERT_DELIVERIES, [JSON.stringify(rows), claim, this.#claimant, claiming, options?.lease ?? 0, this.#writer]);
+    return deliveries
+      .slice(0, claiming)
+      .map((delivery) => (delivery.targets === undefined ? { delivery, claim, attempt: 1, acceptedHere: true } : { delivery, claim, attempt: 1, acceptedHere: true, targets: delivery.targets }));
   }
 
   /** One statement over grouped claim calls: each learns whether its claim still held. */
@@ -600,8 +604,8 @@ function toDelivery(row: Pick<DeliveryRow, 'id' | 'source' | 'message' | 'messag
   return delivery;
 }
 
-function toClaimed(row: DeliveryRow, claim: string): Claimed {
-  const claimed: Claimed = { delivery: toDelivery(row), claim, attempt: row.attempts };
+function toClaimed(row: DeliveryRow, claim: string, acceptedHere: boolean): Claimed {
+  const claimed: Claimed = { delivery: toDelivery(row), claim, attempt: row.attempts, acceptedHere };
   if (row.targets !== null) claimed.targets = row.targets;
   return claimed;
 }
