@@ -88,6 +88,13 @@ export interface Claimed {
   acceptedHere: boolean;
 }
 
+/** A claim on `delivery`, with `targets` only when some are given (a stored null or undefined: all). */
+export function claimOf(delivery: Delivery, claim: string, attempt: number, acceptedHere: boolean, targets: number[] | null | undefined): Claimed {
+  const claimed: Claimed = { delivery, claim, attempt, acceptedHere };
+  if (targets !== undefined && targets !== null) claimed.targets = targets;
+  return claimed;
+}
+
 /** How `accept` claims what it records for the caller, who then delivers it at once. */
 export interface ClaimOptions {
   /** How many of the deliveries (the first ones) to claim; the rest wait for `claim()`. */

@@ -1,7 +1,7 @@
 import { DueQueue } from '../due-queue.js';
 import type { Schedule } from './format.js';
 import type { Segment } from './segment.js';
-import { type AudienceRecord, type Backlog, type Claimed, type Delivery } from '../store.js';
+import { type AudienceRecord, type Backlog, type Claimed, claimOf, type Delivery } from '../store.js';
 import { sourceKey } from '../source-key.js';
 
 /**
@@ -237,9 +237,7 @@ export class PendingIndex {
   }
 
   claimed(entry: Entry, delivery: Delivery): Claimed {
-    const claimed: Claimed = { delivery, claim: entry.claim!, attempt: entry.attempts, acceptedHere: entry.order >= this.#runStart };
-    if (entry.targets !== undefined) claimed.targets = entry.targets;
-    return claimed;
+    return claimOf(delivery, entry.claim!, entry.attempts, entry.order >= this.#runStart, entry.targets);
   }
 
   /** The entry a claim still holds; undefined once it was settled, retried or taken over. */

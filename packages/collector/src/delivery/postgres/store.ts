@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
 import { AnalyticsError, type AudienceState, GroupCommit, InProgress, integer, log, type WebhookType } from 'batched-analytics/internal';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
-import type { Arrival, AttemptRecord, AudiencePlan, Backlog, Claimed, ClaimOptions, Delivery, DeliveryRecord, DeliveryState, Ingested, Outcome, Recovered, RecoverQuery, Store, StoreDatabase, StoreSnapshot } from '../store.js';
+import { type Arrival, type AttemptRecord, type AudiencePlan, type Backlog, type Claimed, claimOf, type ClaimOptions, type Delivery, type DeliveryRecord, type DeliveryState, type Ingested, type Outcome, type Recovered, type RecoverQuery, type Store, type StoreDatabase, type StoreSnapshot } from '../store.js';
 import { StoreClosedError, StoreConnectError } from '../errors.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { postgresUrl, redact } from '../../config/connection-string.js';
@@ -517,9 +517,7 @@ export class PostgresStore implements Store {
       targets: targets ?? null,
     }));
     await db.query(INSERT_DELIVERIES, [JSON.stringify(rows), claim, this.#claimant, claiming, options?.lease ?? 0, this.#writer]);
-    return deliveries
-      .slice(0, claiming)
-      .map((delivery) => (delivery.targets === undefined ? { delivery, claim, attempt: 1, acceptedHere: true } : { delivery, claim, attempt: 1, acceptedHere: true, targets: delivery.targets }));
+    return deliveries.slice(0, claiming).map((delivery) => claimOf(delivery, claim, 1, true, delivery.targets));
   }
 
   /** One statement over grouped claim calls: each learns whether its claim still held. */
@@ -605,9 +603,7 @@ function toDelivery(row: Pick<DeliveryRow, 'id' | 'source' | 'message' | 'messag
 }
 
 function toClaimed(row: DeliveryRow, claim: string, acceptedHere: boolean): Claimed {
-  const claimed: Claimed = { delivery: toDelivery(row), claim, attempt: row.attempts, acceptedHere };
-  if (row.targets !== null) claimed.targets = row.targets;
-  return claimed;
+  return claimOf(toDelivery(row), claim, row.attempts, acceptedHere, row.targets);
 }
 
 function toRecord(row: RecordRow): DeliveryRecord {
