@@ -47,7 +47,7 @@ const INSERT_DELIVERIES = `
   )
   SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $4`;
 
-const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.accepted_by, due.n';
+const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.accepted_by = $5::uuid AS accepted_here, due.n';
 
 /**
  * Claims the due rows, oldest due first (`batched_analytics_due`, see the schema), skipping rows
@@ -229,8 +229,8 @@ interface DeliveryRow {
   received_at: string;
   attempts: number;
   targets: number[] | null;
-  /** The store that accepted it (its `events.written_by` id); null for rows from before schema version 7. */
-  accepted_by: string | null;
+  /** Whether this store accepted it (`accepted_by`, its `events.written_by` id); null for rows from before schema version 7. */
+  accepted_here: boolean | null;
   /** Its place in the order the claimed rows came due (a bigint, as a string). */
   n: string;
 }
@@ -403,8 +403,8 @@ export class PostgresStore implements Store {
   claim(limit: number, lease: number): Promise<Claimed[]> {
     return this.#run(async (pool) => {
       const claim = crypto.randomUUID();
-      const { rows } = await pool.query<DeliveryRow>(CLAIM, [claim, this.#claimant, lease, limit]);
-      return rows.sort((a, b) => Number(a.n) - Number(b.n)).map((row) => toClaimed(row, claim, row.accepted_by === this.#writer));
+      const { rows } = await pool.query<DeliveryRow>(CLAIM, [claim, this.#claimant, lease, limit, this.#writer]);
+      return rows.sort((a, b) => Number(a.n) - Number(b.n)).map((row) => toClaimed(row, claim, row.accepted_here === true));
     });
   }
 
@@ -584,7 +584,7 @@ export class PostgresStore implements Store {
 }
 
 /** A row as a lookup reads it. */
-interface RecordRow extends Omit<DeliveryRow, 'attempts' | 'targets' | 'n'> {
+interface RecordRow extends Omit<DeliveryRow, 'attempts' | 'targets' | 'accepted_here' | 'n'> {
   status: DeliveryState;
   attempt_log: AttemptRecord[];
   settled_at: number | null;
