@@ -16,12 +16,15 @@ export interface Entry {
 
 /** Size of one store chunk: many messages each, and more than the largest message (32,000 bytes). */
 const CHUNK_BYTES = 128 * 1024;
+const NEWLINE = 0x0a;
 
 /**
  * The queued messages' JSON as UTF-8 bytes in large off-heap chunks, first in, first out.
  * Thousands of queued strings on the V8 heap made every garbage collection copy and mark them
  * (a fifth of the call's time, and most of the peak RSS); bytes outside the heap are never
- * scanned, and a chunk is released once every message in it has been read.
+ * scanned, and a chunk is released once every message in it has been read. Each message is
+ * followed by a newline: messages added one after another are then lines as the spool writes
+ * them, which it writes from here without copying them first.
  */
 export class MessageStore {
   /** Chunks still holding unread messages; writes go to the last, reads come from the first. */
@@ -33,20 +36,22 @@ export class MessageStore {
   #spareAt = 0;
 
   /**
-   * Appends `json`, `bytes` long in UTF-8. A message never straddles two chunks.
-   * @returns where in {@link tail} it starts: the spool writes its bytes from there.
+   * Appends `json`, `bytes` long in UTF-8, and a newline. A message never straddles two chunks.
+   * @returns where in {@link tail} it starts: the spool writes its line (`bytes + 1`) from there.
    */
   add(json: string, bytes: number): number {
     let chunk = this.#chunks[this.#chunks.length - 1];
-    if (chunk === undefined || chunk.length - this.#writeAt < bytes) {
-      chunk = allocChunk(Math.max(CHUNK_BYTES, bytes));
+    if (chunk === undefined || chunk.length - this.#writeAt <= bytes) {
+      chunk = allocChunk(Math.max(CHUNK_BYTES, bytes + 1));
       this.#chunks.push(chunk);
       this.#writeAt = 0;
     }
     const start = this.#writeAt;
     // ASCII (one byte per character) is the common case, and copying it is several times faster
     // than encoding UTF-8.
-    this.#writeAt += writeText(chunk, json, start, bytes === json.length);
+    const end = start + writeText(chunk, json, start, bytes === json.length);
+    chunk[end] = NEWLINE;
+    this.#writeAt = end + 1;
     return start;
   }
 
@@ -63,14 +68,14 @@ export class MessageStore {
   copyNext(bytes: number, target: Uint8Array, at: number): number {
     // Reads retrace the writes: a message that did not fit in the rest of a chunk is in the next.
     let chunk = this.#chunks[0]!;
-    if (chunk.length - this.#readAt < bytes) {
+    if (chunk.length - this.#readAt <= bytes) {
       this.#spare = this.#chunks.shift();
       this.#spareAt = 0;
       chunk = this.#chunks[0]!;
       this.#readAt = 0;
     }
     copyBytes(chunk, target, at, this.#readAt, this.#readAt + bytes);
-    this.#readAt += bytes;
+    this.#readAt += bytes + 1;
     return bytes;
   }
 

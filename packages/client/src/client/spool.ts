@@ -1,5 +1,6 @@
-import { allocChunk, byteLength, copyBytes, encodeText } from '../platform/bytes.js';
+import { byteLength, encodeText } from '../platform/bytes.js';
 import {
+  appendAll,
   appendBytes,
   closeFile,
   createExclusive,
@@ -52,44 +53,43 @@ interface Segment {
   acksFd: number | undefined;
 }
 
-const NEWLINE = 0x0a;
-
 /**
- * Messages waiting to be written, as where the client's message store holds their JSON (a chunk,
- * an offset, a size): the write copies them from there, so a message is encoded to UTF-8 once,
- * not again for the spool, and no joined string is made.
+ * Messages waiting to be written, as where the client's message store holds their lines (each
+ * message's JSON and a newline, one after another): runs of them in its chunks, written from there
+ * as they are, so a message is encoded to UTF-8 once, and copied nowhere for the spool.
  */
 class Lines {
   readonly #chunks: Uint8Array[] = [];
   readonly #starts: number[] = [];
-  readonly #sizes: number[] = [];
+  readonly #ends: number[] = [];
+  #count = 0;
   #bytes = 0;
 
   get length(): number {
-    return this.#sizes.length;
+    return this.#count;
   }
 
-  push(chunk: Uint8Array, start: number, size: number): void {
-    this.#chunks.push(chunk);
-    this.#starts.push(start);
-    this.#sizes.push(size);
-    this.#bytes += size + 1;
+  /** The line `bytes` long (its newline included) at `chunk[start]`: the run it follows grows by it. */
+  push(chunk: Uint8Array, start: number, bytes: number): void {
+    const last = this.#ends.length - 1;
+    if (last >= 0 && this.#chunks[last] === chunk && this.#ends[last] === start) this.#ends[last] = start + bytes;
+    else {
+      this.#chunks.push(chunk);
+      this.#starts.push(start);
+      this.#ends.push(start + bytes);
+    }
+    this.#count += 1;
+    this.#bytes += bytes;
   }
 
-  /** Their bytes, a newline after each. */
+  /** Their bytes. */
   get bytes(): number {
     return this.#bytes;
   }
 
-  /** Copies the lines, each ending with a newline, into `out` (at least {@link bytes} long); @returns the part filled. */
-  copyInto(out: Uint8Array): Uint8Array {
-    let at = 0;
-    for (let i = 0; i < this.#sizes.length; i++) {
-      const start = this.#starts[i]!;
-      at += copyBytes(this.#chunks[i]!, out, at, start, start + this.#sizes[i]!);
-      out[at++] = NEWLINE;
-    }
-    return out.subarray(0, at);
+  /** The runs, in order: views of the store's chunks, valid until the store reads them. */
+  runs(): Uint8Array[] {
+    return this.#chunks.map((chunk, i) => chunk.subarray(this.#starts[i], this.#ends[i]));
   }
 }
 
@@ -137,11 +137,6 @@ export class Spool {
   #reported = false;
   #locked = false;
   readonly #recovered: SpooledMessage[] = [];
-  /**
-   * Where the lines of a write are put together, kept from one write to the next: fresh memory
-   * for each (a quarter of a MiB every few hundred calls) cost more in page faults than the copy.
-   */
-  #scratch: Uint8Array = allocChunk(PENDING_BYTES + 64 * 1024);
   /** The write timer: armed while something waits to be written; unref'd, so it never holds the process. */
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -180,9 +175,9 @@ export class Spool {
   }
 
   /**
-   * Keeps the next message, `bytes` of JSON at `chunk[start]` in the client's message store, to be
-   * written with the others within `interval` ms, and always before the store reads it again (the
-   * client calls {@link write} before every batch it takes).
+   * Keeps the next message, `bytes` of JSON and a newline at `chunk[start]` in the client's message
+   * store, to be written with the others within `interval` ms, and always before the store reads it
+   * again (the client calls {@link write} before every batch it takes).
    */
   add(chunk: Uint8Array, start: number, bytes: number): void {
     const seq = this.#seq++;
@@ -191,7 +186,7 @@ export class Spool {
     if (segment === undefined || segment.bytes + bytes + 1 > SEGMENT_BYTES) {
       segment = this.#open(seq);
     }
-    segment.pending.push(chunk, start, bytes);
+    segment.pending.push(chunk, start, bytes + 1);
     segment.count += 1;
     segment.bytes += bytes + 1;
     this.#bytes += bytes + 1;
@@ -295,8 +290,7 @@ export class Spool {
       for (const segment of this.#segments) {
         if (segment.pending.length > 0) {
           segment.logFd ??= openAppend(segment.log);
-          if (segment.pending.bytes > this.#scratch.length) this.#scratch = allocChunk(segment.pending.bytes);
-          appendBytes(segment.logFd, segment.pending.copyInto(this.#scratch));
+          appendAll(segment.logFd, segment.pending.runs());
           segment.pending = new Lines();
         }
         // Acks only after their lines: a line recorded settled is always in its file.

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import path from 'node:path';
 
 /** Whether this runtime has a file system to keep a spool in. */
@@ -57,6 +57,18 @@ export function openAppend(file: string): number {
 /** Writes all of `bytes` at the end of the open file: to the OS, which keeps it through the process's death. */
 export function appendBytes(fd: number, bytes: Uint8Array): void {
   for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
+/** Writes all of `pieces`, in order, at the end of the open file: one system call for them all, unless it writes only part. */
+export function appendAll(fd: number, pieces: Uint8Array[]): void {
+  let written = writevSync(fd, pieces);
+  for (const piece of pieces) {
+    if (written >= piece.length) written -= piece.length;
+    else {
+      appendBytes(fd, piece.subarray(written));
+      written = 0;
+    }
+  }
 }
 
 export function closeFile(fd: number): void {

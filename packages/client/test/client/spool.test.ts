@@ -194,6 +194,22 @@ describe('spoolInterval', () => {
     vi.useRealTimers();
     await analytics.close({ timeout: 0 });
   });
+
+  it("writes each call as one line, byte for byte, over as many of the client's store chunks as a write spans", async () => {
+    const endpoint = await downEndpoint();
+    vi.useFakeTimers();
+    const analytics = new Analytics('wk', { spool: dir, spoolInterval: 50, flushAt: 1_000, maxQueueSize: 1_000, endpoint, silent: true });
+    // About 400 KB: more than one write's worth (256 KiB) and three of the store's 128 KiB chunks; a third of them not ASCII.
+    const texts = Array.from({ length: 400 }, (_, n) => (n % 3 === 0 ? 'é€😀'.repeat(100) : 'a'.repeat(900 + n)));
+    texts.forEach((text, n) => analytics.track({ userId: 'u', event: 'Long', messageId: `long-${n}`, properties: { text } }));
+    await vi.advanceTimersByTimeAsync(50);
+    const lines = readFileSync(join(dir, '000000000000.log'), 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((line) => JSON.parse(line).properties.text)).toEqual(texts);
+    expect(lines.map((line) => JSON.parse(line).messageId)).toEqual(texts.map((_, n) => `long-${n}`));
+    vi.useRealTimers();
+    await analytics.close({ timeout: 0 });
+  });
 });
 
 describe('batched-analytics import --spool', () => {
