@@ -62,11 +62,9 @@ class Lines {
   readonly #chunks: Uint8Array[] = [];
   readonly #starts: number[] = [];
   readonly #ends: number[] = [];
-  #count = 0;
-  #bytes = 0;
 
-  get length(): number {
-    return this.#count;
+  get empty(): boolean {
+    return this.#ends.length === 0;
   }
 
   /** The line `bytes` long (its newline included) at `chunk[start]`: the run it follows grows by it. */
@@ -78,13 +76,6 @@ class Lines {
       this.#starts.push(start);
       this.#ends.push(start + bytes);
     }
-    this.#count += 1;
-    this.#bytes += bytes;
-  }
-
-  /** Their bytes. */
-  get bytes(): number {
-    return this.#bytes;
   }
 
   /** The runs, in order: views of the store's chunks, valid until the store reads them. */
@@ -288,7 +279,7 @@ export class Spool {
     if (this.#broken || (linesOnly && this.#pendingBytes === 0)) return;
     try {
       for (const segment of this.#segments) {
-        if (segment.pending.length > 0) {
+        if (!segment.pending.empty) {
           segment.logFd ??= openAppend(segment.log);
           appendAll(segment.logFd, segment.pending.runs());
           segment.pending = new Lines();
