@@ -47,20 +47,19 @@ const INSERT_DELIVERIES = `
   )
   SELECT pg_notify('${WORK_CHANNEL}', '') WHERE (SELECT count(*) FROM inserted) > $4`;
 
-const RETURNING = 'RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.accepted_by = $5::uuid AS accepted_here, due.n';
-
 /**
  * Claims the due rows, oldest due first (`batched_analytics_due`, see the schema), skipping rows
  * another transaction is claiming right now (`SKIP LOCKED`: concurrent claimers never wait for or
  * share a row). The lease's end becomes the row's `next_attempt_at`, so a claim that lapses makes
- * the row due again by itself; `due.n` keeps the order they came due in.
+ * the row due again by itself; `due.n` keeps the order they came due in; `$5`, this store's id, tells
+ * its own rows.
  */
 const CLAIM = `
   UPDATE deliveries AS d
   SET claim_id = $1, claimed_by = $2, attempts = d.attempts + 1, lease_until = now() + $3::integer ${MS}, next_attempt_at = now() + $3::integer ${MS}
   FROM unnest(ARRAY(SELECT batched_analytics_due($4))) WITH ORDINALITY AS due(id, n)
   WHERE d.id = due.id
-  ${RETURNING}`;
+  RETURNING d.id, d.source, d.message, d.message_id, d.type, d.body, d.received_at, d.attempts, d.targets, d.accepted_by = $5::uuid AS accepted_here, due.n`;
 
 /**
  * Rows still held by their claims: `$1` ids, `$2` claim ids (a row has a claim id only while it is
