@@ -188,21 +188,20 @@ export class Spool {
 
   /** Marks `count` messages from sequence number `start` on as settled (delivered or given up). */
   settle(start: number, count: number): void {
-    if (this.#broken) return;
     const end = start + count;
     for (let i = 0; i < this.#segments.length; i++) {
       const segment = this.#segments[i]!;
       const from = Math.max(start, segment.firstSeq);
       const to = Math.min(end, segment.firstSeq + segment.count);
       if (from >= to) continue;
-      for (let seq = from; seq < to; seq++) {
+      for (let seq = from; seq < to && !this.#broken; seq++) {
         const index = seq - segment.firstSeq;
         segment.pendingAcks.push(segment.lineOf === undefined ? index : segment.lineOf[index]!);
       }
       segment.settled += to - from;
       if (segment.settled === segment.count && this.#retire(segment)) i -= 1;
     }
-    this.#timer ??= this.#arm();
+    if (!this.#broken) this.#timer ??= this.#arm();
   }
 
   /** Writes what waits, then lets the directory go (removing the lock). */
@@ -297,7 +296,11 @@ export class Spool {
     }
   }
 
-  /** Steps aside for good: reported once, nothing more written, the calls kept in memory only. */
+  /**
+   * Steps aside for good: reported once, nothing more written, the calls kept in memory only. A
+   * segment whose calls all settle is still deleted (that takes no room on a full disk), so that
+   * the next process does not send again what this one delivered.
+   */
   #fail(error: unknown): void {
     const first = !this.#reported;
     this.#broken = true;
@@ -361,9 +364,11 @@ export class Spool {
       const log = joinPath(this.#dir, `${id}.log`);
       const acks = joinPath(this.#dir, `${id}.acks`);
       const text = readText(log) ?? '';
-      const settled = new Set((readText(acks) ?? '').split('\n').filter(Boolean).map(Number));
-      // A process killed during a write may leave its last line unfinished: it was never accepted whole.
-      const lines = text.split('\n').slice(0, -1);
+      // A process killed during a write, or a disk that filled during one, may leave a file's last
+      // line unfinished. In the log it was never accepted whole; in the acks, "3" may be the start
+      // of "35", and taking it for 3 would drop a call never sent.
+      const settled = new Set(wholeLines(readText(acks) ?? '').filter(Boolean).map(Number));
+      const lines = wholeLines(text);
       const lineOf: number[] = [];
       lines.forEach((line, index) => {
         if (settled.has(index) || !isJson(line)) return;
@@ -382,6 +387,11 @@ export class Spool {
       this.#bytes += bytes;
     }
   }
+}
+
+/** The lines of `text` that end in a newline. */
+function wholeLines(text: string): string[] {
+  return text.split('\n').slice(0, -1);
 }
 
 function isJson(line: string): boolean {

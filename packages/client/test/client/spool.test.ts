@@ -138,6 +138,17 @@ describe('a spool survives SIGKILL', () => {
 
     expect((await drain()).messages).toEqual([]);
   }, 30_000);
+
+  it('counts only whole lines of a settlement file: one cut short by a crash or a full disk settles nothing', async () => {
+    await queueAndKill(await downEndpoint());
+    // What a write of "0\n1\n35\n" cut after its fifth byte leaves: calls 0 and 1 settled, and "3"
+    // is not call 3 (still unsent) but the start of 35.
+    writeFileSync(join(dir, '000000000000.acks'), '0\n1\n3');
+
+    const second = await drain();
+    expect(second.summary).toEqual({ delivered: CALLS - 2, failed: 0, dropped: 0 });
+    expect(new Set(countIds(second.messages).keys())).toEqual(new Set(ALL_IDS.slice(2)));
+  }, 30_000);
 });
 
 describe('the lock', () => {
@@ -267,6 +278,36 @@ describe('a full disk', () => {
       expect(errors).toHaveLength(1);
       expect(errors[0]).toBeInstanceOf(SpoolError);
       expect(errors[0]).toMatchObject({ code: 'ERR_SPOOL', cause: expect.objectContaining({ code: 'ENOSPC' }) });
+    } finally {
+      await sink.close();
+      disk.unmount();
+    }
+  });
+
+  it('fills in the middle of a write: the calls go on in memory, and the next process sends none of them again', async (context) => {
+    const disk = mountTmpfs('1m');
+    if (typeof disk === 'string') return context.skip(disk);
+    const sink = await startSink({ idsOnly: true });
+    const spool = join(disk.dir, 'data', 'spool');
+    try {
+      const errors: AnalyticsError[] = [];
+      const first = new Analytics('wk', { spool, endpoint: sink.url, flushAt: 20, spoolInterval: 60_000 });
+      first.on('error', (error) => errors.push(error));
+      // One page left: the 20 calls' write (about 22 KB, made as the batch leaves) gets only part of them in.
+      disk.fill(4096);
+      for (let n = 0; n < 20; n++) first.track({ userId: 'u', event: 'Filled', messageId: `filled-${n}`, properties: { n, pad: 'x'.repeat(1_000) } });
+      const log = readFileSync(join(spool, '000000000000.log'), 'utf8');
+      expect(log.length).toBe(4096);
+      expect(log.endsWith('\n')).toBe(false); // its last line cut short
+
+      expect(await first.close()).toEqual({ delivered: 20, failed: 0, dropped: 0 });
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({ code: 'ERR_SPOOL', cause: expect.objectContaining({ code: 'ENOSPC' }) });
+
+      disk.drain();
+      const second = new Analytics('wk', { spool, endpoint: sink.url });
+      expect(await second.close()).toEqual({ delivered: 0, failed: 0, dropped: 0 });
+      expect([...countIds(sink.messages).values()]).toEqual(Array.from({ length: 20 }, () => 1));
     } finally {
       await sink.close();
       disk.unmount();
