@@ -7,6 +7,8 @@ import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type Deliv
 import { ClientLog, clientLabel } from './logger.js';
 import {
   type AliasParams,
+  buildMessage,
+  jsonOf,
   type GroupParams,
   type IdentifyParams,
   type MessageDefaults,
@@ -16,7 +18,6 @@ import {
   prepareMessage,
   type ScreenParams,
   type SerializedMessage,
-  serializeMessage,
   type TrackParams,
 } from '../core/message.js';
 import { describe } from '../core/describe.js';
@@ -255,11 +256,11 @@ export class Analytics {
     if (callback !== undefined && typeof callback !== 'function') {
       throw new ConfigError('callback', `Expected \`callback\` to be a function, got ${describe(callback)}`);
     }
-    const message = prepareMessage(type, params, this.#defaults);
     let built: SerializedMessage;
     if (this.#options.beforeSend.length === 0) {
-      built = serializeMessage(message);
+      built = buildMessage(type, params, this.#defaults);
     } else {
+      const message = prepareMessage(type, params, this.#defaults);
       const outcome = runBeforeSend(this.#options.beforeSend, message);
       if (!('kept' in outcome)) {
         this.#drop({ reason: outcome.reason, error: outcome.error, message }, undefined, callback);
@@ -267,24 +268,24 @@ export class Analytics {
       }
       built = outcome.kept;
     }
-    const { json, bytes } = built;
+    const { bytes } = built;
     if (this.#options.disable) {
       if (callback) process.nextTick(callback);
       return;
     }
     if (this.#closed) {
-      this.#drop({ reason: 'closed', error: new ClosedError(), message: built.message }, json, callback);
+      this.#drop({ reason: 'closed', error: new ClosedError(), message: built.message }, jsonOf(built), callback);
       return;
     }
     if (this.#held >= this.#options.maxQueueSize) {
-      this.#drop({ reason: 'queue-full', error: new QueueFullError(this.#options.maxQueueSize), message: built.message }, json, callback);
+      this.#drop({ reason: 'queue-full', error: new QueueFullError(this.#options.maxQueueSize), message: built.message }, jsonOf(built), callback);
       return;
     }
     if (this.#spool?.full(bytes)) {
-      this.#drop({ reason: 'queue-full', error: new SpoolFullError(this.#options.maxSpoolBytes), message: built.message }, json, callback);
+      this.#drop({ reason: 'queue-full', error: new SpoolFullError(this.#options.maxSpoolBytes), message: built.message }, jsonOf(built), callback);
       return;
     }
-    const at = this.#store.add(json, bytes);
+    const at = this.#store.add(built.json, bytes, built.rest);
     this.#spool?.add(this.#store.tail, at, bytes);
     this.#queue.push({ bytes, callback, epoch: this.#epoch });
     this.#queuedBytes += bytes;

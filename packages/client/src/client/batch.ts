@@ -36,10 +36,12 @@ export class MessageStore {
   #spareAt = 0;
 
   /**
-   * Appends `json`, `bytes` long in UTF-8, and a newline. A message never straddles two chunks.
+   * Appends a message's JSON, `bytes` long in UTF-8, and a newline; with `rest` (ASCII), the JSON
+   * is `json` with its closing brace turned into a comma, then `rest` (see `SerializedMessage`). A
+   * message never straddles two chunks.
    * @returns where in {@link tail} it starts: the spool writes its line (`bytes + 1`) from there.
    */
-  add(json: string, bytes: number): number {
+  add(json: string, bytes: number, rest?: string): number {
     let chunk = this.#chunks[this.#chunks.length - 1];
     if (chunk === undefined || chunk.length - this.#writeAt <= bytes) {
       chunk = allocChunk(Math.max(CHUNK_BYTES, bytes + 1));
@@ -49,7 +51,11 @@ export class MessageStore {
     const start = this.#writeAt;
     // ASCII (one byte per character) is the common case, and copying it is several times faster
     // than encoding UTF-8.
-    const end = start + writeText(chunk, json, start, bytes === json.length);
+    let end = start + writeText(chunk, json, start, bytes - (rest?.length ?? 0) === json.length);
+    if (rest !== undefined) {
+      chunk[end - 1] = COMMA; // in place of the first part's closing brace
+      end += writeText(chunk, rest, end, true);
+    }
     chunk[end] = NEWLINE;
     this.#writeAt = end + 1;
     return start;

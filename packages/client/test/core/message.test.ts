@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Analytics, AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../../src/index.js';
-import { type MessageType, prepareMessage, serializeMessage } from '../../src/core/message.js';
+import { buildMessage, jsonOf, type MessageType, prepareMessage, type SerializedMessage, serializeMessage } from '../../src/core/message.js';
+import { MessageStore } from '../../src/client/batch.js';
 
 const defaults = { context: {}, integrations: {} };
-const build = (type: MessageType, params: unknown) => serializeMessage(prepareMessage(type, params as never, defaults));
+type Build = (type: MessageType, params: unknown) => SerializedMessage;
+// The two ways a call becomes JSON: in two steps (with beforeSend hooks between them), and in one.
+const BUILDERS: [string, Build][] = [
+  ['prepareMessage, then serializeMessage', (type, params) => serializeMessage(prepareMessage(type, params as never, defaults))],
+  ['buildMessage', (type, params) => buildMessage(type, params as never, defaults)],
+];
+const build: Build = BUILDERS[0]![1];
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {
@@ -16,7 +23,7 @@ function fieldOf(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-describe('validation', () => {
+describe.each(BUILDERS)('validation: %s', (_, build) => {
   it.each([
     ['identify', { traits: {} }, 'userId'],
     ['track', { userId: 'u' }, 'event'],
@@ -55,11 +62,15 @@ describe('validation', () => {
   });
 });
 
-describe('size', () => {
+describe.each(BUILDERS)('size: %s', (_, build) => {
   it('measures UTF-8 bytes and refuses a message over 32,000 bytes', () => {
+    // A generated messageId and timestamp have the same length in every message.
     const base = build('track', { userId: 'u', event: 'e', properties: { s: '' } });
     const room = 32_000 - base.bytes;
-    expect(build('track', { userId: 'u', event: 'e', properties: { s: 'x'.repeat(room) }, messageId: base.message.messageId, timestamp: base.message.timestamp }).bytes).toBe(32_000);
+    const largest = build('track', { userId: 'u', event: 'e', properties: { s: 'x'.repeat(room) } });
+    expect(largest.bytes).toBe(32_000);
+    expect(Buffer.byteLength(jsonOf(largest))).toBe(32_000);
+    expect(() => build('track', { userId: 'u', event: 'e', properties: { s: 'x'.repeat(room + 1) } })).toThrow(MessageTooLargeError);
 
     // 'é' is one UTF-16 unit but two UTF-8 bytes: the limit is in bytes.
     const error = (() => {
@@ -76,9 +87,57 @@ describe('size', () => {
   });
 
   it('serialises once: the JSON is the message', () => {
-    const { message, json, bytes } = build('track', { userId: 'u', event: 'é' });
-    expect(JSON.parse(json)).toEqual(message);
-    expect(bytes).toBe(Buffer.byteLength(json));
+    const built = build('track', { userId: 'u', event: 'é' });
+    expect(JSON.parse(jsonOf(built))).toEqual(built.message);
+    expect(built.bytes).toBe(Buffer.byteLength(jsonOf(built)));
+  });
+});
+
+describe('buildMessage', () => {
+  const read = (built: SerializedMessage): string => {
+    const store = new MessageStore();
+    store.add(built.json, built.bytes, built.rest);
+    const bytes = Buffer.alloc(built.bytes);
+    store.copyNext(built.bytes, bytes, 0);
+    return bytes.toString();
+  };
+
+  /** Builds the call both ways and compares them key for key, in order (the generated id and time aside). */
+  const expectTheTwoStepsJson = (type: MessageType, params: unknown, given = defaults): void => {
+    const built = buildMessage(type, params as never, given);
+    const stepped = serializeMessage(prepareMessage(type, params as never, given));
+    const json = jsonOf(built);
+    const sameIdAndTime = stepped.json.replace(stepped.message.messageId, built.message.messageId).replace(stepped.message.timestamp, built.message.timestamp);
+    expect(Object.entries(JSON.parse(json))).toEqual(Object.entries(JSON.parse(sameIdAndTime)));
+    expect(JSON.parse(json)).toEqual(built.message);
+    expect(built.bytes).toBe(Buffer.byteLength(json));
+    // The message store writes the JSON, in one part or two, byte for byte.
+    expect(read(built)).toBe(json);
+  };
+
+  it.each([
+    ['identify', { userId: 'u', traits: { name: 'Zoë 東京 🎉' } }],
+    ['track', { anonymousId: 'a', event: 'naïve – 東京', properties: { n: 1, nested: { list: [1, 'é'] } } }],
+    ['page', { userId: 'u', name: 'Home', category: 'Docs', properties: { path: '/' } }],
+    ['screen', { userId: 'u', name: 'Main' }],
+    ['group', { userId: 'u', groupId: 'g', traits: {} }],
+    ['alias', { userId: 'u', previousId: 'p' }],
+  ] as const)('gives %s the JSON the two steps give', (type, params) => {
+    expectTheTwoStepsJson(type, params);
+  });
+
+  it.each([
+    ['its own messageId', { messageId: 'm-1' }],
+    ['its own timestamp', { timestamp: '2025-01-02T03:04:05.678Z' }],
+    ['a context', { context: { ip: '10.0.0.1' } }],
+    ['integrations', { integrations: { All: false, Webhooks: true } }],
+    ['a type field', { type: 'identify' }],
+  ])('gives a call with %s the JSON the two steps give', (_, extra) => {
+    expectTheTwoStepsJson('track', { userId: 'u', event: 'e', ...extra });
+  });
+
+  it('merges the client’s default context and integrations as the two steps do', () => {
+    expectTheTwoStepsJson('track', { userId: 'u', event: 'e' }, { context: { app: { name: 'shop' } }, integrations: { All: true } });
   });
 });
 
