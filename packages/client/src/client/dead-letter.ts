@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { DeadLetterError } from '../core/errors.js';
 import { GroupCommit } from '../core/group-commit.js';
 
@@ -15,11 +15,20 @@ export class DeadLetterFile {
   constructor(path: string, onError: (error: DeadLetterError) => void) {
     this.#writes = new GroupCommit<string>(async (lines) => {
       try {
-        const file = await open(path, 'a');
+        const file = await open(path, 'a+');
+        let size: number | undefined;
         try {
-          await file.appendFile(`${lines.join('\n')}\n`);
+          size = (await file.stat()).size;
+          // A process killed during a write leaves half a line: these start on a line of their own.
+          const start = size > 0 && !(await endsLine(file, size)) ? '\n' : '';
+          await file.appendFile(`${start}${lines.join('\n')}\n`);
           // close() promises the lines are kept: not only handed to the OS.
           await file.datasync();
+        } catch (error) {
+          // A disk that filled during the write: what it took is cut off again (shrinking needs no
+          // room), so the file holds whole lines and the error counts every line not in it.
+          if (size !== undefined) await file.truncate(size).catch(() => undefined);
+          throw error;
         } finally {
           await file.close();
         }
@@ -40,4 +49,11 @@ export class DeadLetterFile {
   flushed(): Promise<void> {
     return this.#writes.idle();
   }
+}
+
+/** Whether the file's last byte, at `size - 1`, ends a line. */
+async function endsLine(file: FileHandle, size: number): Promise<boolean> {
+  const last = Buffer.alloc(1);
+  await file.read(last, 0, 1, size - 1);
+  return last[0] === 0x0a;
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpResponse } from 'msw';
@@ -9,6 +9,7 @@ import { client, recordEvents, track } from '../../../../test/helpers/client.js'
 import { mockEndpoint, silentEndpoint } from '../../../../test/helpers/endpoint.js';
 import { useMockServer } from '../../../../test/helpers/msw-lifecycle.js';
 import { startSink } from '../../../../test/helpers/sink.js';
+import { mountTmpfs } from '../../../../test/helpers/tmpfs.js';
 
 useMockServer();
 
@@ -103,6 +104,51 @@ describe('deadLetter', () => {
 
     const deadLetterError = errors.find((error) => error instanceof DeadLetterError);
     expect(deadLetterError).toMatchObject({ code: 'ERR_DEAD_LETTER', path: file, count: 1, cause: expect.objectContaining({ code: 'ENOENT' }) });
+  });
+
+  it('leaves only whole lines when the disk fills during a write: the next write starts on a line of its own', async (context) => {
+    const disk = mountTmpfs('1m');
+    if (typeof disk === 'string') return context.skip(disk);
+    const sink = await startSink({ idsOnly: true });
+    try {
+      const file = join(disk.dir, 'data', 'undelivered.ndjson');
+      // One call sent; each later one dropped (a full queue, then a closed client) and written to the dead letter.
+      const analytics = new Analytics('wk', { endpoint: sink.url, deadLetter: file, maxQueueSize: 1, flushAt: 1 });
+      const errors = recordEvents(analytics, 'error');
+      analytics.on('drop', () => {});
+      analytics.track(track(0));
+      disk.fill(4096);
+      // About 20 KB of lines, of which one page fits.
+      for (let n = 1; n <= 20; n++) analytics.track({ ...track(n), properties: { pad: 'x'.repeat(1_000) } });
+      await vi.waitFor(() => expect(errors.some((error) => error instanceof DeadLetterError)).toBe(true));
+      disk.drain();
+      const closing = analytics.close();
+      analytics.track(track(21));
+      expect(await closing).toEqual({ delivered: 1, failed: 0, dropped: 21 });
+
+      const lost = errors.filter((error) => error instanceof DeadLetterError).reduce((sum, error) => sum + (error as DeadLetterError).count, 0);
+      expect(lost).toBeGreaterThan(0);
+      const lines = await readLines(file); // throws on a line that is not JSON
+      expect(lines.length + lost).toBe(21);
+      expect(lines.at(-1)?.userId).toBe('user-21');
+    } finally {
+      await sink.close();
+      disk.unmount();
+    }
+  });
+
+  it('starts its lines on a line of their own after a line a crash cut short', async () => {
+    const file = freshFile();
+    await writeFile(file, '{"type":"track","userId":"cut sho');
+    const analytics = client({ deadLetter: file, maxQueueSize: 1, flushAt: 1 });
+    analytics.on('drop', () => {});
+    const closing = analytics.close();
+    analytics.track(track(1)); // after close(): dropped, to the dead letter
+    await closing;
+    const [cut, line, end] = (await readFile(file, 'utf8')).split('\n');
+    expect(cut).toBe('{"type":"track","userId":"cut sho');
+    expect(JSON.parse(line!)).toMatchObject({ userId: 'user-1' });
+    expect(end).toBe('');
   });
 
   it('refuses a deadLetter that is not a file path, naming the option', () => {
