@@ -194,9 +194,11 @@ export class Spool {
       const from = Math.max(start, segment.firstSeq);
       const to = Math.min(end, segment.firstSeq + segment.count);
       if (from >= to) continue;
-      for (let seq = from; seq < to && !this.#broken; seq++) {
-        const index = seq - segment.firstSeq;
-        segment.pendingAcks.push(segment.lineOf === undefined ? index : segment.lineOf[index]!);
+      if (!this.#broken) {
+        for (let seq = from; seq < to; seq++) {
+          const index = seq - segment.firstSeq;
+          segment.pendingAcks.push(segment.lineOf === undefined ? index : segment.lineOf[index]!);
+        }
       }
       segment.settled += to - from;
       if (segment.settled === segment.count && this.#retire(segment)) i -= 1;

@@ -154,11 +154,9 @@ export function buildMessage<T extends MessageType>(type: T, params: ParamsByTyp
   message.context = { library: LIBRARY };
   // The id and time are hex, digits and punctuation; the type one of six words: none needs escaping.
   const rest = `"type":"${type}","messageId":"${message.messageId}","timestamp":"${message.timestamp}",${LIBRARY_CONTEXT}}`;
-  // A call has at least one field of its own (checked above); `{}` could not take a comma.
-  if (own.length === 2) return sized(message, `{${rest}`);
-  const bytes = byteLength(own) + rest.length;
-  if (bytes > LIMITS.messageBytes) throw new MessageTooLargeError(bytes, LIMITS.messageBytes);
-  return { message, json: own, rest, bytes };
+  // `own` ends with a field and the closing brace, never `{}`: a call has a userId or an
+  // anonymousId of its own (checked above).
+  return sized(message, own, rest);
 }
 
 /** The library's context as JSON, the last field of a message the client completes. */
@@ -173,10 +171,12 @@ export function serializeMessage(message: Message): SerializedMessage {
   return sized(message, serialize(message));
 }
 
-function sized(message: Message, json: string): SerializedMessage {
-  const bytes = byteLength(json);
+/** @throws {MessageTooLargeError} when the JSON (`json`, then `rest` if given) exceeds 32,000 bytes of UTF-8. */
+function sized(message: Message, json: string, rest?: string): SerializedMessage {
+  // `rest` is ASCII: its length is its size.
+  const bytes = byteLength(json) + (rest?.length ?? 0);
   if (bytes > LIMITS.messageBytes) throw new MessageTooLargeError(bytes, LIMITS.messageBytes);
-  return { message, json, bytes };
+  return { message, json, rest, bytes };
 }
 
 /**
