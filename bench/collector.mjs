@@ -33,6 +33,9 @@
 //                              into bench/profiles/ and print its top functions, and each collector's main-thread time per
 //                              message by part of the code: a package's src/ directory, through the built files' source
 //                              maps, or a dependency; with --ceiling the bare forwarders' beside it)]
+//                              [--allocations (sample what each collector allocates, collected or not, into bench/profiles/,
+//                              and print the bytes allocated per message by part of the code, as --profile does for time;
+//                              the sampling slows the collectors, so take rates and CPU from a run without it)]
 //                              [--store local | --store postgres://USER[:PASSWORD]@HOST:PORT/DB (local: a throwaway
 //                              cluster from the server binaries the tests use, e.g. Debian's /usr/lib/postgresql/15/bin;
 //                              a URL: a server whose user may create databases, and, for the statement count,
@@ -62,6 +65,7 @@ const args = benchArgs(import.meta.url, {
     baseline: { type: 'string' },
     'run-timeout': { type: 'string', default: '30' },
     profile: { type: 'boolean', default: false },
+    allocations: { type: 'boolean', default: false },
     ceiling: { type: 'boolean', default: false },
     scenarios: { type: 'string', default: 'healthy,stalled' },
     'remote-delay': { type: 'string', default: '20' },
@@ -186,8 +190,14 @@ async function startReceiver() {
  */
 async function startCollector(build, config, where, label) {
   const execArgv = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=collector-${label}-${Date.now()}.cpuprofile`] : [];
+  const env = { ...process.env };
+  if (args.allocations) {
+    execArgv.push('--require', here('./heap-sampler.cjs'));
+    env.BENCH_HEAP_PROFILE = path.join(PROFILES, `collector-${label}-${Date.now()}.heapprofile`);
+  }
   const child = spawn(process.execPath, [...execArgv, build.script, 'serve', '--config', config, '--port', '0', ...where, ...(build.flags ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr = (stderr + chunk).slice(-2000)));
@@ -510,9 +520,12 @@ function median(values) {
 
 // ---------------------------------------------------------------- profile
 
-/** The newest profile of `label`, parsed; undefined when there is none. */
-function newestProfile(label) {
-  const file = readdirSync(PROFILES).filter((name) => name.startsWith(`collector-${label}-`)).sort().at(-1);
+/** The newest profile of `label` (a CPU profile, or with `.heapprofile` an allocation one), parsed; undefined when there is none. */
+function newestProfile(label, extension = '.cpuprofile') {
+  const file = readdirSync(PROFILES)
+    .filter((name) => name.startsWith(`collector-${label}-`) && name.endsWith(extension))
+    .sort()
+    .at(-1);
   return file === undefined ? undefined : JSON.parse(readFileSync(path.join(PROFILES, file), 'utf8'));
 }
 
@@ -546,8 +559,9 @@ function partOf({ url, lineNumber, columnNumber }) {
   const key = `${url}:${lineNumber}:${columnNumber}`;
   if (partOfFrame.has(key)) return partOfFrame.get(key);
   let part;
-  if (url.startsWith('file://')) {
-    const file = fileURLToPath(url);
+  // CommonJS modules (undici) are named by their path in allocation profiles, by URL elsewhere.
+  const file = url.startsWith('file://') ? fileURLToPath(url) : path.isAbsolute(url) ? url : undefined;
+  if (file !== undefined) {
     const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
     if (dependency !== undefined) part = dependency;
     else if (file.includes(`${path.sep}bench${path.sep}`)) part = `bench ${path.basename(file)}`;
@@ -601,6 +615,42 @@ function busyByPart(label, messages) {
     parts.set(part, (parts.get(part) ?? 0) + (profile.timeDeltas[index] ?? 0) / messages);
   });
   return parts;
+}
+
+/**
+ * The bytes the newest allocation profile of `label` saw allocated, by part of the code, per
+ * message handled (`messages`): each sample goes to the innermost frame of its stack that is ours
+ * or a dependency's, as in {@link busyByPart}. A map of part to bytes.
+ */
+function allocatedByPart(label, messages) {
+  const profile = newestProfile(label, '.heapprofile');
+  if (profile === undefined) return undefined;
+  const parts = new Map();
+  const walk = (node, outer) => {
+    const part = partOf(node.callFrame) ?? outer;
+    const name = part ?? '(Node.js, V8)';
+    parts.set(name, (parts.get(name) ?? 0) + node.selfSize / messages);
+    for (const child of node.children) walk(child, part);
+  };
+  walk(profile.head, undefined);
+  return parts;
+}
+
+/** One table per scenario, a column per collector: `of(label, messages)` gives a map of part to figure. */
+function printByPart(title, of, digits) {
+  for (const scenario of scenarios) {
+    // A process handles its warm-up and its share of the measured messages.
+    const measured = columns
+      .map((column) => ({ column, parts: of(`${column.label}-${scenario}`, settings.warmup + settings.messages / column.store.processes) }))
+      .filter(({ parts }) => parts !== undefined);
+    if (measured.length === 0) continue;
+    const first = measured[0].parts;
+    const names = [...new Set(measured.flatMap(({ parts }) => [...parts.keys()]))].sort((a, b) => (first.get(b) ?? 0) - (first.get(a) ?? 0));
+    console.log(`\n### ${title(scenario)}\n\n| part | ${measured.map(({ column }) => column.name).join(' | ')} |\n|---|${measured.map(() => '---:').join('|')}|`);
+    const row = (name, value) => console.log(`| ${name} | ${measured.map(({ parts }) => value(parts).toFixed(digits)).join(' | ')} |`);
+    for (const name of names) row(name, (parts) => parts.get(name) ?? 0);
+    row('**all**', (parts) => sum([...parts.values()]));
+  }
 }
 
 // ---------------------------------------------------------------- main
@@ -796,21 +846,16 @@ if (args.profile) {
   }
   // Where each collector's main thread spends its time, side by side: the bare forwarder's parts
   // are what any forwarder pays; the rest is the collector's own work.
-  for (const scenario of scenarios) {
-    // A process forwards its warm-up and its share of the measured messages.
-    const profiled = columns
-      .map((column) => ({ column, parts: busyByPart(`${column.label}-${scenario}`, settings.warmup + settings.messages / column.store.processes) }))
-      .filter(({ parts }) => parts !== undefined);
-    if (profiled.length === 0) continue;
-    const total = (parts) => sum([...parts.values()]);
-    const first = profiled[0].parts;
-    const names = [...new Set(profiled.flatMap(({ parts }) => [...parts.keys()]))].sort((a, b) => (first.get(b) ?? 0) - (first.get(a) ?? 0));
-    console.log(
-      `\n### main thread busy time by part of the code, ${scenario}: µs per message handled (the last round's run, its warm-up included, under the profiler)\n\n` +
-        `| part | ${profiled.map(({ column }) => column.name).join(' | ')} |\n|---|${profiled.map(() => '---:').join('|')}|`,
-    );
-    const row = (name, of) => console.log(`| ${name} | ${profiled.map(({ parts }) => of(parts).toFixed(1)).join(' | ')} |`);
-    for (const name of names) row(name, (parts) => parts.get(name) ?? 0);
-    row('**all**', total);
-  }
+  printByPart(
+    (scenario) => `main thread busy time by part of the code, ${scenario}: µs per message handled (the last round's run, its warm-up included, under the profiler)`,
+    busyByPart,
+    1,
+  );
+}
+if (args.allocations) {
+  printByPart(
+    (scenario) => `bytes allocated by part of the code, ${scenario}: per message handled (the last round's run, its start and warm-up included; sampled)`,
+    allocatedByPart,
+    0,
+  );
 }
