@@ -369,7 +369,8 @@ export class Spool {
       // A process killed during a write, or a disk that filled during one, may leave a file's last
       // line unfinished. In the log it was never accepted whole; in the acks, "3" may be the start
       // of "35", and taking it for 3 would drop a call never sent.
-      const settled = new Set(wholeLines(readText(acks) ?? '').filter(Boolean).map(Number));
+      const acksText = readText(acks) ?? '';
+      const settled = new Set(wholeLines(acksText).filter(Boolean).map(Number));
       const lines = wholeLines(text);
       const lineOf: number[] = [];
       lines.forEach((line, index) => {
@@ -384,7 +385,13 @@ export class Spool {
         continue;
       }
       const bytes = byteLength(text);
-      this.#segments.push({ log, acks, firstSeq: this.#seq, lineOf, count: lineOf.length, settled: 0, bytes, pending: new Lines(), pendingAcks: [], logFd: undefined, acksFd: undefined });
+      const segment: Segment = { log, acks, firstSeq: this.#seq, lineOf, count: lineOf.length, settled: 0, bytes, pending: new Lines(), pendingAcks: [], logFd: undefined, acksFd: undefined };
+      this.#segments.push(segment);
+      if (!acksText.endsWith('\n') && acksText !== '') {
+        // This process's settlements start on a line of their own: after an unfinished "9", its "2" would read as 92.
+        segment.acksFd = openAppend(acks);
+        appendBytes(segment.acksFd, encodeText('\n'));
+      }
       this.#seq += lineOf.length;
       this.#bytes += bytes;
     }

@@ -149,6 +149,36 @@ describe('a spool survives SIGKILL', () => {
     expect(second.summary).toEqual({ delivered: CALLS - 2, failed: 0, dropped: 0 });
     expect(new Set(countIds(second.messages).keys())).toEqual(new Set(ALL_IDS.slice(2)));
   }, 30_000);
+
+  it('settles after a settlement cut short on a line of their own: "9" then "2" is not call 92', async () => {
+    await queueAndKill(await downEndpoint());
+    writeFileSync(join(dir, '000000000000.acks'), '0\n1\n9'); // "9" the start of, say, 95
+
+    // The next process sends calls 2 to 999 in batches of 50; only the one with calls 2 to 51 is
+    // answered, so those (and only those) are recorded settled. Then it dies.
+    const answered: string[] = [];
+    const endpoint = await startLoopback((request, res) => {
+      const batch = (JSON.parse(request.body) as { batch: Received[] }).batch;
+      if (!batch.some((message) => message.messageId === 'crash-2')) return;
+      for (const message of batch) answered.push(message.messageId);
+      res.end('{"success":true}');
+    });
+    try {
+      const second = start('drain', endpoint.url);
+      while (answered.length === 0) await sleep(10);
+      await sleep(300); // the settlements' write (spoolInterval 100 ms)
+      second.child.kill('SIGKILL');
+      await second.exit;
+    } finally {
+      await endpoint.close();
+    }
+    expect(answered).toEqual(ALL_IDS.slice(2, 52));
+
+    const third = await drain();
+    const counts = countIds(third.messages);
+    expect(new Set(counts.keys())).toEqual(new Set(ALL_IDS.slice(52)));
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  }, 30_000);
 });
 
 describe('the lock', () => {
