@@ -15,6 +15,7 @@ import {
   readText,
   removeFile,
   resolvePath,
+  truncateFile,
   unlinkFile,
 } from '../platform/spool-files.js';
 import { ConfigError, SpoolError, SpoolLockedError } from '../core/errors.js';
@@ -385,13 +386,11 @@ export class Spool {
         continue;
       }
       const bytes = byteLength(text);
-      const segment: Segment = { log, acks, firstSeq: this.#seq, lineOf, count: lineOf.length, settled: 0, bytes, pending: new Lines(), pendingAcks: [], logFd: undefined, acksFd: undefined };
-      this.#segments.push(segment);
-      if (!acksText.endsWith('\n') && acksText !== '') {
-        // This process's settlements start on a line of their own: after an unfinished "9", its "2" would read as 92.
-        segment.acksFd = openAppend(acks);
-        appendBytes(segment.acksFd, encodeText('\n'));
-      }
+      // The unfinished line is cut off before this process appends its own settlements: after "99",
+      // its "2" would read as 992, and a newline alone would make 99 of it.
+      const whole = acksText.lastIndexOf('\n') + 1; // digits and newlines: characters are bytes
+      if (whole < acksText.length) truncateFile(acks, whole);
+      this.#segments.push({ log, acks, firstSeq: this.#seq, lineOf, count: lineOf.length, settled: 0, bytes, pending: new Lines(), pendingAcks: [], logFd: undefined, acksFd: undefined });
       this.#seq += lineOf.length;
       this.#bytes += bytes;
     }

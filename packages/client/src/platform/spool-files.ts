@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import path from 'node:path';
 
 /** Whether this runtime has a file system to keep a spool in. */
@@ -69,6 +69,11 @@ export function appendAll(fd: number, pieces: Uint8Array[]): void {
       written = 0;
     }
   }
+}
+
+/** Cuts `file` to its first `size` bytes (which takes no room on a full disk). */
+export function truncateFile(file: string, size: number): void {
+  truncateSync(file, size);
 }
 
 export function closeFile(fd: number): void {

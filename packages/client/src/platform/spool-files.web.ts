@@ -17,6 +17,7 @@ export const unlinkFile = (_file: string): void => missing();
 export const openAppend = (_file: string): number => missing();
 export const appendBytes = (_fd: number, _bytes: Uint8Array): void => missing();
 export const appendAll = (_fd: number, _pieces: Uint8Array[]): void => missing();
+export const truncateFile = (_file: string, _size: number): void => missing();
 export const closeFile = (_fd: number): void => missing();
 export const processAlive = (_pid: number): boolean => missing();
 export const ownPid = (): number => missing();

@@ -150,9 +150,9 @@ describe('a spool survives SIGKILL', () => {
     expect(new Set(countIds(second.messages).keys())).toEqual(new Set(ALL_IDS.slice(2)));
   }, 30_000);
 
-  it('settles after a settlement cut short on a line of their own: "9" then "2" is not call 92', async () => {
+  it('settles after a settlement cut short without finishing it: "99" then "2" is neither call 992 nor call 99', async () => {
     await queueAndKill(await downEndpoint());
-    writeFileSync(join(dir, '000000000000.acks'), '0\n1\n9'); // "9" the start of, say, 95
+    writeFileSync(join(dir, '000000000000.acks'), '0\n1\n99'); // "99" the start of, say, 995
 
     // The next process sends calls 2 to 999 in batches of 50; only the one with calls 2 to 51 is
     // answered, so those (and only those) are recorded settled. Then it dies.
