@@ -72,8 +72,8 @@ Config file:
   "historyEvents": how many events the live
   page can page back through. "server.drainDelay": on SIGTERM or SIGINT, how long ingestion
   keeps answering after /readyz turned 503; "sessionLifetime": how long a browser stays signed
-  in; "heapTarget": the heap size (MB) kept near between full garbage collections, soft (0:
-  V8's own policy). "postgres" (with "store" or --store): how long connecting may take, how long a start
+  in; "heapTarget": the heap size (MB) kept near between full garbage collections, soft, a
+  sixth of it at most for the young generation (0: V8's own policy). "postgres" (with "store" or --store): how long connecting may take, how long a start
   waits for a database that is not up yet (0 to 3600000), how long the server
   lets a statement run, how long the collector waits for any answer (at least the statement
   timeout: a frozen server cannot cancel its own), and how long a transaction may wait on the
