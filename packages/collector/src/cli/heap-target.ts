@@ -33,20 +33,10 @@ const YOUNG_GROWTH = 2;
  */
 export function keepHeapNear(targetMb: number): () => void {
   const target = targetMb * 1024 * 1024;
-  let growth = 0;
-  const grow = (percent: number) => {
-    if (percent === growth) return;
-    growth = percent;
-    setFlagsFromString(`--heap-growing-percent=${percent}`);
-  };
-  let youngGrowth = YOUNG_GROWTH;
+  const grow = v8Setting('heap-growing-percent', 0);
+  const growYoung = v8Setting('semi-space-growth-factor', YOUNG_GROWTH);
   // Doubling is the only growth V8 knows: allowed while the doubled size is within the share.
-  const keepYoung = () => {
-    const factor = 2 * youngSize() <= target / YOUNG_SHARE ? YOUNG_GROWTH : 1;
-    if (factor === youngGrowth) return;
-    youngGrowth = factor;
-    setFlagsFromString(`--semi-space-growth-factor=${factor}`);
-  };
+  const keepYoung = () => growYoung(YOUNG_GROWTH * youngSize() <= target / YOUNG_SHARE ? YOUNG_GROWTH : 1);
   keepYoung();
   const observer = new PerformanceObserver((list) => {
     keepYoung();
@@ -59,7 +49,17 @@ export function keepHeapNear(targetMb: number): () => void {
   return () => {
     observer.disconnect();
     grow(0);
-    setFlagsFromString(`--semi-space-growth-factor=${YOUNG_GROWTH}`);
+    growYoung(YOUNG_GROWTH);
+  };
+}
+
+/** Sets the numeric V8 flag `name` (its value now: `initial`), each time only when the value changes. */
+function v8Setting(name: string, initial: number): (value: number) => void {
+  let current = initial;
+  return (value) => {
+    if (value === current) return;
+    current = value;
+    setFlagsFromString(`--${name}=${value}`);
   };
 }
 
