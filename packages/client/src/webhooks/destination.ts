@@ -137,14 +137,17 @@ export interface AttemptOnceOptions {
 
 /**
  * What one attempt says comes next: `delivered`; `retry` after `retryIn` ms, to `targets` (the
- * receivers whose failure may heal); `failed` for good (every receiver refused it, or its
+ * receivers whose failure may heal), of which `waitingFor` are those it waits for only because
+ * their URL backs off (its breaker refused the request, or the request was its failed probe: pull
+ * the retry forward when `recovered` names one; the others turned this message down and keep its
+ * backoff); `failed` for good (every receiver refused it, or its
  * `retryWindow` ran out); `filtered`, when no receiver's `filter` takes it (nothing was sent); or
  * `closed`, when `close()` stopped it (nothing is known of its fate).
  */
 export type AttemptResult =
   | { outcome: 'delivered' }
   | { outcome: 'filtered' }
-  | { outcome: 'retry'; retryIn: number; targets: number[]; error: WebhookError }
+  | { outcome: 'retry'; retryIn: number; targets: number[]; waitingFor: number[]; error: WebhookError }
   | { outcome: 'failed'; error: Error }
   | { outcome: 'closed'; error: Error };
 
@@ -160,6 +163,8 @@ interface Attempt {
   attempt: number;
   /** The bytes every receiver gets and their `X-Signature`, made once, when the first request starts. */
   signed: () => Promise<Signed>;
+  /** The receivers whose probe this attempt's request was, and failed: they are still down. */
+  failedProbes: number[];
 }
 
 interface Signed {
@@ -282,7 +287,8 @@ export class WebhookDestination {
    * retry hours away holds no memory and any process may make it). Same lanes, breakers, backoff
    * (by `attempt`, or the receivers' `Retry-After`) and window (from the message's `receivedAt`) as
    * `deliverPrepared()`, and the same events. A delivery the URLs' breakers refused without a
-   * request is told to wait longer, up to `maxRetryDelay`: pull it forward on `recovered`.
+   * request is told to wait longer, up to `maxRetryDelay`: pull it forward on `recovered` (the
+   * retry's `waitingFor` says for which URLs).
    * Never rejects.
    */
   attemptOnce(prepared: PreparedWebhook, options: AttemptOnceOptions): Promise<AttemptResult> {
@@ -360,9 +366,10 @@ export class WebhookDestination {
 
   async #attemptOnce(id: string, prepared: PreparedWebhook, attempt: number, targets: readonly number[]): Promise<AttemptResult> {
     const { messageId, type, receivedAt } = prepared;
+    const context: Attempt = { id, messageId, type, attempt, signed: this.#signing(prepared.body), failedProbes: [] };
     let result: Accepted | WebhookFailure[];
     try {
-      result = await this.#attempt({ id, messageId, type, attempt, signed: this.#signing(prepared.body) }, targets);
+      result = await this.#attempt(context, targets);
     } catch (error) {
       // Only close() aborts an attempt: the delivery's fate is the caller's to keep.
       return { outcome: 'closed', error: error as Error };
@@ -380,7 +387,9 @@ export class WebhookDestination {
     const urls = left.map((index) => this.#config.webhooks[index]!.url);
     log('webhooks: %s attempt %d failed; retry %d URL(s) in %d ms', id, attempt, urls.length, retryIn);
     this.#events.emit('retry', { id, messageId, attempt, delay: retryIn, urls, error });
-    return { outcome: 'retry', retryIn, targets: left, error };
+    // What only the URL's backoff holds back (nothing was sent, or the URL's probe failed), as opposed to a receiver that turned this message down.
+    const waitingFor = left.filter((index) => failed.get(index)?.error instanceof BackingOffError || context.failedProbes.includes(index));
+    return { outcome: 'retry', retryIn, targets: left, waitingFor, error };
   }
 
   /** The receivers whose `filter` takes the message, in `settings.webhooks` order. */
@@ -407,7 +416,7 @@ export class WebhookDestination {
     let attempts = 0;
     const run = async (attempt: number) => {
       attempts = attempt;
-      const result = await this.#attempt({ id, messageId, type, attempt, signed }, targets);
+      const result = await this.#attempt({ id, messageId, type, attempt, signed, failedProbes: [] }, targets);
       if (!Array.isArray(result)) return result;
       for (const failure of result) latest.set(failure.index, failure);
       targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
@@ -581,6 +590,7 @@ export class WebhookDestination {
     }
     const error = 'error' in outcome ? outcome.error : undefined;
     const { id, messageId, type, attempt } = context;
+    if (error !== undefined && lane.probing(id)) context.failedProbes.push(index);
     const recovered = lane.release(healthOf(error), Date.now(), id, error as DeliveryError);
     const duration = Math.round(performance.now() - started);
     const event: WebhookAttemptEvent = { id, messageId, type, attempt, index, url, ok: error === undefined, duration };

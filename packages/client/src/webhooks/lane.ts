@@ -90,6 +90,11 @@ export class UrlLane {
     return this.#openUntil === 0 ? 0 : Math.max(0, this.#openUntil - now);
   }
 
+  /** Whether delivery `id`'s request in progress is the open breaker's probe. */
+  probing(id: string): boolean {
+    return this.#prober === id;
+  }
+
   /** The failure that opened the breaker; absent while closed. */
   get lastFailure(): DeliveryError | undefined {
     return this.#openUntil === 0 ? undefined : this.#lastFailure;

@@ -105,6 +105,26 @@ describe('WebhookDestination.attemptOnce', () => {
     expect(waits.filter((wait) => wait < 30_000).length).toBeGreaterThan(60);
   });
 
+  it('says which targets a retry waits for only because their URL backs off: refused by its breaker, or its probe failed; not a receiver that turned the message down', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const [down] = await receivers(status(503));
+      const dest = destination([down!], { breakerThreshold: 2 });
+      const attempt = (id: string) => dest.attemptOnce(prepareWebhook(track), { id, attempt: 1 });
+      // Two messages turned down: the second opens the breaker.
+      expect(await attempt('a')).toMatchObject({ outcome: 'retry', targets: [0], waitingFor: [] });
+      expect(await attempt('b')).toMatchObject({ outcome: 'retry', targets: [0], waitingFor: [] });
+      expect(await attempt('refused')).toMatchObject({ outcome: 'retry', targets: [0], waitingFor: [0] });
+      expect(down!.requests).toHaveLength(2);
+      // Once the breaker lets a probe through (after minRetryDelay), the probe fails: the URL is still down.
+      vi.setSystemTime(Date.now() + 1_000);
+      expect(await attempt('probe')).toMatchObject({ outcome: 'retry', targets: [0], waitingFor: [0] });
+      expect(down!.requests).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('says failed when every receiver refused for good, or the retry window from receivedAt has run out', async () => {
     const [gone, down] = await receivers(status(400), status(503));
     const refused = destination([gone!]);

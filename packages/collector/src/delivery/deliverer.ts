@@ -61,7 +61,9 @@ export type Enabled =
  * the requests in progress per URL and backs off a failing URL on its own, so neither a slow URL
  * nor a busy source holds back the others. When a URL that backed off answers again, the retries
  * waiting for it are made due at once (`Store.hasten`): after an outage the backlog drains at the
- * rate the URL takes, not as each delivery's backoff (up to `maxRetryDelay`) runs out.
+ * rate the URL takes, not as each delivery's backoff (up to `maxRetryDelay`) runs out. Only those
+ * its backoff held back (refused, or its failed probe): a retry whose own request the receiver
+ * turned down keeps its backoff, so a receiver shedding load is not sent it again at once.
  */
 export class Deliverer {
   #sources: ReadonlyMap<string, SourceConfig>;
@@ -348,7 +350,7 @@ export class Deliverer {
   }
 
   async #keep(held: Claimed, disabled: readonly number[], answers: readonly AttemptRecord[]): Promise<void> {
-    if (await this.#store.retry(held, KEPT_RECHECK, disabled, answers)) this.#events.emit('kept', { delivery: held.delivery, attempt: held.attempt, targets: disabled });
+    if (await this.#store.retry(held, KEPT_RECHECK, disabled, answers, disabled)) this.#events.emit('kept', { delivery: held.delivery, attempt: held.attempt, targets: disabled });
     else log('collector: %s: claim lost to another process; its outcome is theirs to record', held.delivery.id);
   }
 
@@ -364,7 +366,7 @@ export class Deliverer {
       kept = await this.#store.settle(held, result.outcome, answers);
       if (kept) this.#events.emit('settled', { delivery, attempt: held.attempt, outcome: result.outcome, error: result.outcome === 'failed' ? result.error : undefined });
     } else if (result.outcome === 'retry') {
-      kept = await this.#store.retry(held, result.retryIn, [...result.targets, ...disabled], answers);
+      kept = await this.#store.retry(held, result.retryIn, [...result.targets, ...disabled], answers, [...result.waitingFor, ...disabled]);
       if (kept) {
         const failures = result.error.failures.map(({ index, error }) => ({ index, retryable: error.retryable, message: error.message }));
         this.#events.emit('retry', { delivery, attempt: held.attempt, delay: result.retryIn, failures });

@@ -184,9 +184,11 @@ export interface Store extends UrlStates {
   /**
    * Gives a claim up for a later attempt: the delivery is due again in `delay` ms, to `targets`.
    * `attempts`: what each receiver answered in the attempt, added to the delivery's record.
+   * `waitingFor`: those of `targets` it waits for only because their URL backs off or is disabled,
+   * which `hasten` may pull it forward for; the others keep its delay.
    * @returns false when the claim had been lost (nothing changed).
    */
-  retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[]): Promise<boolean>;
+  retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[], waitingFor?: readonly number[]): Promise<boolean>;
   /**
    * Settles a claimed delivery so it is never handed out again; its record (with `attempts` added)
    * is kept for the store's retention. A settlement lost in a crash only causes a repeat.
@@ -210,9 +212,10 @@ export interface Store extends UrlStates {
    */
   recover(query: RecoverQuery, redeliver: (record: DeliveryRecord) => Delivery | undefined, options?: ClaimOptions): Promise<Recovered>;
   /**
-   * Makes the unclaimed deliveries of `source` waiting for a retry that includes webhook index
-   * `target` (targets absent = all) due now: the URL answers again, so they need not wait out
-   * their backoffs. Other processes sharing the store are told there is work.
+   * Makes the unclaimed retries of `source` waiting for webhook index `target` (their `waitingFor`)
+   * due now: the URL answers again, or was enabled, so they need not wait out their delays. A retry
+   * whose own request that URL turned down keeps its backoff. Other processes sharing the store are
+   * told there is work.
    * @returns how many.
    */
   hasten(source: string, target: number): Promise<number>;

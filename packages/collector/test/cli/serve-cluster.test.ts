@@ -54,7 +54,9 @@ async function recordingReceiver(decide: (messageId: string, seen: Seen[]) => nu
 
 const config = (url: string, database: string, queue: Record<string, number>) => ({
   sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url }] } } }],
-  delivery: { minRetryDelay: 400, maxRetryDelay: 800, maxRequestsPerUrl: 32 },
+  // Two failures in a row open a URL's breaker, and the next answer closes it again: the retries
+  // hastened then must be only those the breaker held back, never one the receiver just turned down.
+  delivery: { minRetryDelay: 400, maxRetryDelay: 800, maxRequestsPerUrl: 32, breakerThreshold: 2 },
   queue,
   store: database,
 });

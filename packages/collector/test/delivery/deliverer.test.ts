@@ -5,7 +5,7 @@ import { DeliveryEmitter } from '../../src/delivery/events.js';
 import { JournalStore } from '../../src/delivery/journal/store.js';
 import type { Claimed, Store } from '../../src/delivery/store.js';
 import { tempDir, waitFor } from '../../../../test/helpers/collector.js';
-import { type Loopback, startLoopback } from '../../../../test/helpers/loopback.js';
+import { type Loopback, type LoopbackRequest, startLoopback } from '../../../../test/helpers/loopback.js';
 import { delivery } from './store-contract.js';
 import { Reporter } from '../../src/config/report.js';
 import { recordingLogger } from '../observe/recording-logger.js';
@@ -98,5 +98,44 @@ describe('Deliverer', () => {
     expect(made.inFlight).toBe(0);
     // The page and the metrics learn it as given up, and why.
     expect(settled).toEqual([{ outcome: 'failed', reason: 'no webhook URL\'s filter takes it since the config was reloaded' }]);
+  });
+
+  it('when a URL answers again, pulls forward what its breaker refused, not the retries whose own request it turned down a moment ago', async () => {
+    // `f1` and `f2` are answered 503 at once (the breaker opens after two), `ok` is held until they
+    // were, then answered 200 (the breaker closes: the URL answers again); `w` waited for a slot.
+    const messageOf = (request: LoopbackRequest) => (JSON.parse(request.body) as { messageId: string }).messageId;
+    let failed = 0;
+    let answerOk: (() => void) | undefined;
+    const receiver = await startLoopback((request, res) => {
+      const id = messageOf(request);
+      const seen = receiver.requests.filter((r) => messageOf(r) === id).length;
+      if (seen === 1 && (id === 'm-f1' || id === 'm-f2')) {
+        res.writeHead(503).end();
+        if (++failed === 2) setTimeout(() => answerOk?.(), 100);
+      } else if (id === 'm-ok') answerOk = () => res.end('{}');
+      else res.end('{}');
+    });
+    closing.push(() => receiver.close());
+    const store = new JournalStore(`${temp.dir}/recovered`);
+    await store.open();
+    closing.push(() => store.close());
+    const now = Date.now();
+    await store.accept(['f1', 'f2', 'ok', 'w'].map((id) => delivery(id, now)));
+    const made = new Deliverer({
+      sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url }] } }]]),
+      delivery: { maxRequestsPerUrl: 3, breakerThreshold: 2, minRetryDelay: 30_000, maxRetryDelay: 60_000 },
+      queue: { lease: 30_000, pollInterval: 60_000, maxInFlight: 8 },
+      store,
+      events: new DeliveryEmitter(),
+      report: new Reporter(recordingLogger()),
+    });
+    closing.push(() => made.close());
+    made.start();
+
+    // `w` was refused while the breaker was open: it goes as soon as the URL answers again, not after 30 s or more.
+    await waitFor(() => receiver.requests.some((r) => messageOf(r) === 'm-w'), 'the refused delivery, pulled forward', 5_000);
+    // `f1` and `f2` keep their backoff (15 to 30 s): the receiver turned each down a moment ago.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.requests.map(messageOf).sort()).toEqual(['m-f1', 'm-f2', 'm-ok', 'm-w']);
   });
 });

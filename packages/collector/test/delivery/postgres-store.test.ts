@@ -179,7 +179,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresStore${POSTGRES_SKIP ? ` s
     let woken = 0;
     b.onWork(() => (woken += 1));
     const [held] = await a.accept([delivery('r')], { claim: 1, lease: 60_000 });
-    await a.retry(held!, 60_000, [0]);
+    await a.retry(held!, 60_000, [0], [], [0]);
     expect(await a.hasten('web', 1)).toBe(0);
     expect(await a.hasten('web', 0)).toBe(1);
     await expect.poll(() => woken, { timeout: 2_000, interval: 10 }).toBe(1);

@@ -317,17 +317,19 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
     it('hastens the retries of one source waiting for a webhook: due at once, the rest left as they are', async () => {
       const first = store();
       await first.open();
-      await first.accept([delivery('a'), delivery('b'), delivery('c'), delivery('held'), { ...delivery('app'), source: 'app' }]);
-      const [a, b, c, held, app] = await due(first);
-      await first.retry(a!, 60_000, [0, 1]);
-      await first.retry(b!, 60_000, [1]);
-      await first.retry(c!, 100, [0]);
-      await first.retry(app!, 60_000, [0]);
+      await first.accept([delivery('a'), delivery('b'), delivery('c'), delivery('own'), delivery('held'), { ...delivery('app'), source: 'app' }]);
+      const [a, b, c, own, held, app] = await due(first);
+      await first.retry(a!, 60_000, [0, 1], [], [0, 1]);
+      await first.retry(b!, 60_000, [1], [], [1]);
+      await first.retry(c!, 100, [0], [], [0]);
+      await first.retry(own!, 60_000, [0, 1], [], [1]);
+      await first.retry(app!, 60_000, [0], [], [0]);
       await first.accept([delivery('fresh')]);
       await sleep(150);
 
-      // Only `a` waits for webhook 0 of source web: `b` waits for 1 alone, `c` and `fresh` are due
-      // already, `held` is claimed, `app` is another source's.
+      // Only `a` waits for webhook 0 of source web: `b` waits for 1 alone, `own` backs off on its
+      // own at 0 (webhook 0 turned it down), `c` and `fresh` are due already, `held` is claimed,
+      // `app` is another source's.
       expect(await first.hasten('web', 0)).toBe(1);
       expect((await due(first)).map((claimed) => [claimed.delivery.id, claimed.attempt, claimed.targets])).toEqual([
         ['fresh', 1, undefined],
@@ -336,8 +338,22 @@ export function storeContract(name: string, place: () => Promise<StorePlace>, sk
       ]);
       expect(await first.hasten('web', 0)).toBe(0);
       expect(await first.settle(held!, 'delivered')).toBe(true);
-      expect(await first.hasten('web', 1)).toBe(1);
-      expect(ids(await due(first))).toEqual(['b']);
+      expect(await first.hasten('web', 1)).toBe(2);
+      expect(ids(await due(first))).toEqual(['b', 'own']);
+    });
+
+    it('keeps what a retry waits for across a reopen: hastened for it, and for nothing else', async () => {
+      const first = store();
+      await first.open();
+      await first.accept([delivery('waits'), delivery('own')]);
+      const [waits, own] = await due(first);
+      await first.retry(waits!, 60_000, [0, 1], [], [1]);
+      await first.retry(own!, 60_000, [0, 1]);
+
+      const { second } = await reopen(first);
+      expect(await second.hasten('web', 0)).toBe(0);
+      expect(await second.hasten('web', 1)).toBe(1);
+      expect(ids(await due(second))).toEqual(['waits']);
     });
 
     it('keeps a retry\'s time, attempts and targets across a reopen', async () => {

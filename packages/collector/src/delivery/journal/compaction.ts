@@ -115,7 +115,7 @@ export class Compaction {
     await readPlaces(entries, (bytes, index) => {
       const entry = entries[index]!;
       // A claim in progress is void after a restart: its delivery is due at once then.
-      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets };
+      const schedule = entry.targets === undefined ? undefined : { at: entry.claim === undefined ? entry.due : 0, attempts: entry.attempts, targets: entry.targets, waitingFor: entry.waitingFor };
       const { line: copy, starts } = encodeAccept(entry.order, [bytes], { schedule });
       items.push(copied(copy, (head, offset) => this.#index.move(entry, head, offset + starts[0]!)));
     });

@@ -5,6 +5,8 @@ export interface Schedule {
   at: number;
   attempts: number;
   targets: number[];
+  /** The targets it waits for only because their URL backs off or is disabled (`Store.retry`); absent: none. */
+  waitingFor?: number[];
 }
 
 /**
@@ -53,7 +55,8 @@ export interface AcceptExtras {
  * @throws when the audience cannot be serialised (the deliveries already were).
  */
 export function encodeAccept(order: number, bodies: readonly Buffer[], { schedule, audience, seen, recovers }: AcceptExtras = {}): EncodedAccept {
-  const scheduled = schedule === undefined ? '' : `,"at":${schedule.at},"attempts":${schedule.attempts},"targets":${JSON.stringify(schedule.targets)}`;
+  const waiting = schedule?.waitingFor === undefined ? '' : `,"waitingFor":${JSON.stringify(schedule.waitingFor)}`;
+  const scheduled = schedule === undefined ? '' : `,"at":${schedule.at},"attempts":${schedule.attempts},"targets":${JSON.stringify(schedule.targets)}${waiting}`;
   const head = Buffer.from(`{"op":"accept","order":${order}${scheduled},"sizes":${JSON.stringify(bodies.map((body) => body.length))},`);
   // After the deliveries, so that the ids' text cannot come before where they start.
   const ids = seen === undefined ? '' : `,"seenAt":${seen.at},"seen":${JSON.stringify(seen.messageIds)}`;

@@ -24,6 +24,8 @@ export interface Entry {
   attempts: number;
   /** The webhooks still to ask (after a retry); absent: all. */
   targets?: number[];
+  /** Those of `targets` it waits for only because their URL backs off or is disabled: `hasten` pulls it forward for them. */
+  waitingFor?: number[];
   /** When it may be claimed (ms since the epoch): at once, at its retry, or when its claim lapses. */
   due: number;
   claim?: string;
@@ -120,7 +122,7 @@ export class PendingIndex {
     let source = this.#sources.get(delivery.source);
     if (source === undefined) this.#sources.set(delivery.source, (source = delivery.source));
     // Every field set here, so that all entries share one shape.
-    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets ?? delivery.targets, due: 0, claim: undefined };
+    const entry: Entry = { id: delivery.id, source, segment, offset, length, order, receivedAt: delivery.webhook.receivedAt, attempts: schedule?.attempts ?? 0, targets: schedule?.targets ?? delivery.targets, waitingFor: schedule?.waitingFor, due: 0, claim: undefined };
     segment.keep(length);
     this.#pending.set(entry.id, entry);
     this.#schedule(entry, schedule?.at ?? 0);
@@ -191,11 +193,12 @@ export class PendingIndex {
   }
 
   /** A held delivery waits until `at` for `targets`. @returns it; undefined when its claim was lost. */
-  retry(held: Claimed, at: number, targets: readonly number[]): Entry | undefined {
+  retry(held: Claimed, at: number, targets: readonly number[], waitingFor: readonly number[]): Entry | undefined {
     const entry = this.#held(held);
     if (entry === undefined) return undefined;
     entry.claim = undefined;
     entry.targets = [...targets];
+    entry.waitingFor = waitingFor.length === 0 ? undefined : [...waitingFor];
     this.#schedule(entry, at);
     return entry;
   }
@@ -223,9 +226,10 @@ export class PendingIndex {
   }
 
   /** A retry as replayed: its attempts, targets and time. */
-  reschedule(entry: Entry, { at, attempts, targets }: Schedule): void {
+  reschedule(entry: Entry, { at, attempts, targets, waitingFor }: Schedule): void {
     entry.attempts = attempts;
     entry.targets = targets;
+    entry.waitingFor = waitingFor;
     this.#schedule(entry, at);
   }
 
@@ -256,12 +260,12 @@ export class PendingIndex {
     }
   }
 
-  /** Makes waiting deliveries of `source` that `target` is still to get due at `now`. @returns how many. */
+  /** Makes the retries of `source` waiting for `target` due at `now`. @returns how many. */
   hasten(source: string, target: number, now: number): number {
     let hastened = 0;
     for (const entry of this.#pending.values()) {
       if (entry.claim !== undefined || entry.due <= now || entry.source !== source) continue;
-      if (entry.targets !== undefined && !entry.targets.includes(target)) continue;
+      if (entry.waitingFor?.includes(target) !== true) continue;
       this.#schedule(entry, now);
       hastened += 1;
     }

@@ -265,13 +265,14 @@ export class JournalStore implements Store {
     return this.#index.renew(held, Date.now() + lease);
   }
 
-  async retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[]): Promise<boolean> {
+  async retry(held: Claimed, delay: number, targets: readonly number[], attempts?: readonly AttemptRecord[], waitingFor: readonly number[] = []): Promise<boolean> {
     this.#usable();
     const at = Date.now() + delay;
-    const entry = this.#index.retry(held, at, targets);
+    const entry = this.#index.retry(held, at, targets, waitingFor);
     if (entry === undefined) return false;
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
     const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets! };
+    if (entry.waitingFor !== undefined) record.waitingFor = entry.waitingFor;
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
     await this.#writer.append(line(record), { sync: false, deferrable: true });
     return true;

@@ -41,6 +41,9 @@ interface Migration {
  * it what is new. An event's current state is its row with the highest `seq`.
  * `written_by` names the process that wrote it, so that one does not read its own states back.
  *
+ * `waiting_for` lists the webhooks (of `targets`) a retry waits for only because their URL backs
+ * off or is disabled: when one answers again or is enabled, `hasten` makes the retry due at once.
+ *
  * `attempt_log` is the delivery's record of its attempts (what each receiver answered, a JSON
  * array, appended to by each retry and by the settlement), and `deliveries_message_id` finds the
  * deliveries of a `messageId` for a lookup. `recovered_by` names the delivery a recovery sent a
@@ -141,6 +144,10 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 7,
     sql: `ALTER TABLE deliveries ADD COLUMN accepted_by uuid;`,
+  },
+  {
+    version: 8,
+    sql: `ALTER TABLE deliveries ADD COLUMN waiting_for smallint[];`,
   },
 ];
 

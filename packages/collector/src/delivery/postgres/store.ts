@@ -75,11 +75,11 @@ const RENEW = `
   WHERE ${HELD}
   RETURNING d.id, d.claim_id`;
 
-/** Retries that arrive together share one statement; a row's targets travel as an array literal. */
+/** Retries that arrive together share one statement; a row's targets (and those it waits for) travel as array literals. */
 const RETRY = `
   UPDATE deliveries AS d
-  SET next_attempt_at = now() + h.delay ${MS}, targets = h.targets::smallint[], claim_id = NULL, lease_until = NULL, attempt_log = d.attempt_log || h.log::jsonb
-  FROM unnest($1::text[], $2::uuid[], $3::double precision[], $4::text[], $5::text[]) AS h(id, claim, delay, targets, log)
+  SET next_attempt_at = now() + h.delay ${MS}, targets = h.targets::smallint[], waiting_for = h.waiting::smallint[], claim_id = NULL, lease_until = NULL, attempt_log = d.attempt_log || h.log::jsonb
+  FROM unnest($1::text[], $2::uuid[], $3::double precision[], $4::text[], $5::text[], $6::text[]) AS h(id, claim, delay, targets, log, waiting)
   WHERE ${HELD}
   RETURNING d.id`;
 
@@ -106,11 +106,11 @@ const RELEASE = `
   )
   SELECT pg_notify('${WORK_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM released)`;
 
-/** Retries of a source waiting for webhook `$2` (or for all: NULL targets) become due now. */
+/** Retries of a source waiting for webhook `$2` become due now. */
 const HASTEN = `
   WITH hastened AS (
     UPDATE deliveries SET next_attempt_at = now()
-    WHERE status = 'pending' AND next_attempt_at > now() AND claim_id IS NULL AND source = $1 AND (targets IS NULL OR $2 = ANY (targets))
+    WHERE status = 'pending' AND next_attempt_at > now() AND claim_id IS NULL AND source = $1 AND $2 = ANY (waiting_for)
     RETURNING 1
   )
   SELECT count(*)::integer AS hastened, pg_notify('${WORK_CHANNEL}', '') FROM hastened HAVING count(*) > 0`;
@@ -264,7 +264,7 @@ export class PostgresStore implements Store {
   #closing: Promise<void> | undefined;
   /** Statements in progress, which close() lets finish. */
   readonly #running = new InProgress();
-  readonly #retries = new GroupCommit<[...Held, delay: number, targets: string, log: string], boolean>((items) => this.#grouped(RETRY, items));
+  readonly #retries = new GroupCommit<[...Held, delay: number, targets: string, log: string, waitingFor: string], boolean>((items) => this.#grouped(RETRY, items));
   readonly #settles = new GroupCommit<[...Held, outcome: Outcome, log: string], boolean>(
     (items) => this.#grouped(this.#retention.keepSettledFor > 0 ? SETTLE_AND_KEEP : SETTLE, items),
     { linger: SETTLE_LINGER, most: SETTLE_MOST },
@@ -416,9 +416,9 @@ export class PostgresStore implements Store {
     });
   }
 
-  async retry(held: Claimed, delay: number, targets: readonly number[], attempts: readonly AttemptRecord[] = []): Promise<boolean> {
+  async retry(held: Claimed, delay: number, targets: readonly number[], attempts: readonly AttemptRecord[] = [], waitingFor: readonly number[] = []): Promise<boolean> {
     this.#usable();
-    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`, JSON.stringify(attempts)]).catch((error: unknown) => {
+    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`, JSON.stringify(attempts), `{${waitingFor.join(',')}}`]).catch((error: unknown) => {
       throw unavailableOr(error, this.#timeouts);
     });
   }

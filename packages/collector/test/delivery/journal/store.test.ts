@@ -126,6 +126,26 @@ describe('JournalStore', () => {
     expect((await pending()).map((d) => d.id)).toEqual(['d7']);
   });
 
+  it('copies a retry forward with the URLs it waits for: after the copy and a reopen it is hastened for those alone', async () => {
+    const first = store({ segmentSize: 2_000 });
+    await first.open();
+    const [held] = await first.accept([delivery('r')], { claim: 1, lease: 60_000 });
+    await first.retry(held!, 60_000, [0, 1], [], [1]);
+    const original = segments()[0];
+    for (let i = 0; i < 30; i++) await acceptAndSettle(first, `d${i}`);
+    await first.close();
+    // Its acceptance and retry were copied forward as one line, and the segment they were in deleted.
+    expect(segments()).not.toContain(original);
+    expect(journalLines().filter((line) => line.includes('"op":"accept"') && line.includes('"waitingFor":[1]'))).toHaveLength(1);
+
+    const second = store();
+    await second.open();
+    expect(await second.hasten('web', 0)).toBe(0);
+    expect(await second.hasten('web', 1)).toBe(1);
+    expect((await second.claim(10, 60_000)).map((claimed) => [claimed.delivery.id, claimed.targets])).toEqual([['r', [0, 1]]]);
+    await second.close();
+  });
+
   it('keeps a backlog larger than a segment while traffic around it settles: the journal stays within twice the backlog and a segment', async () => {
     const first = store({ segmentSize: 2_000 });
     await first.open();
