@@ -1,4 +1,5 @@
 // The Deliverer against a real journal store and a real receiver: how it takes due work from the store.
+import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Deliverer } from '../../src/delivery/deliverer.js';
 import { DeliveryEmitter } from '../../src/delivery/events.js';
@@ -101,19 +102,33 @@ describe('Deliverer', () => {
   });
 
   it('when a URL answers again, pulls forward what its breaker refused, not the retries whose own request it turned down a moment ago', async () => {
-    // `f1` and `f2` are answered 503 at once (the breaker opens after two), `ok` is held until they
-    // were, then answered 200 (the breaker closes: the URL answers again); `w` waited for a slot.
+    // Two requests at a time. `f1` and `f2` are answered 503 at once: the first frees its slot for
+    // `ok`, the second opens the breaker (two failures in a row), which refuses `w`, unsent. `ok` is
+    // answered 200 a moment later: the URL answers again.
     const messageOf = (request: LoopbackRequest) => (JSON.parse(request.body) as { messageId: string }).messageId;
-    let failed = 0;
-    let answerOk: (() => void) | undefined;
+    let failures = 0;
+    let ok: ServerResponse | undefined;
+    let okAnsweredAt = Infinity;
+    const arrivals = new Map<string, number[]>();
+    const answerOk = () => {
+      if (failures === 2 && ok !== undefined) {
+        setTimeout(() => {
+          okAnsweredAt = Date.now();
+          ok!.end('{}');
+        }, 100);
+      }
+    };
     const receiver = await startLoopback((request, res) => {
       const id = messageOf(request);
-      const seen = receiver.requests.filter((r) => messageOf(r) === id).length;
-      if (seen === 1 && (id === 'm-f1' || id === 'm-f2')) {
+      arrivals.set(id, [...(arrivals.get(id) ?? []), Date.now()]);
+      if (arrivals.get(id)!.length === 1 && (id === 'm-f1' || id === 'm-f2')) {
         res.writeHead(503).end();
-        if (++failed === 2) setTimeout(() => answerOk?.(), 100);
-      } else if (id === 'm-ok') answerOk = () => res.end('{}');
-      else res.end('{}');
+        failures += 1;
+        answerOk();
+      } else if (id === 'm-ok') {
+        ok = res;
+        answerOk();
+      } else res.end('{}');
     });
     closing.push(() => receiver.close());
     const store = new JournalStore(`${temp.dir}/recovered`);
@@ -123,7 +138,7 @@ describe('Deliverer', () => {
     await store.accept(['f1', 'f2', 'ok', 'w'].map((id) => delivery(id, now)));
     const made = new Deliverer({
       sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url }] } }]]),
-      delivery: { maxRequestsPerUrl: 3, breakerThreshold: 2, minRetryDelay: 30_000, maxRetryDelay: 60_000 },
+      delivery: { maxRequestsPerUrl: 2, breakerThreshold: 2, minRetryDelay: 30_000, maxRetryDelay: 60_000 },
       queue: { lease: 30_000, pollInterval: 60_000, maxInFlight: 8 },
       store,
       events: new DeliveryEmitter(),
@@ -132,10 +147,11 @@ describe('Deliverer', () => {
     closing.push(() => made.close());
     made.start();
 
-    // `w` was refused while the breaker was open: it goes as soon as the URL answers again, not after 30 s or more.
-    await waitFor(() => receiver.requests.some((r) => messageOf(r) === 'm-w'), 'the refused delivery, pulled forward', 5_000);
+    // `w` was refused while the breaker was open: it goes once the URL answers again, not after 15 s or more.
+    await waitFor(() => arrivals.has('m-w'), 'the refused delivery, pulled forward', 5_000);
+    expect(arrivals.get('m-w')![0]).toBeGreaterThanOrEqual(okAnsweredAt);
     // `f1` and `f2` keep their backoff (15 to 30 s): the receiver turned each down a moment ago.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(receiver.requests.map(messageOf).sort()).toEqual(['m-f1', 'm-f2', 'm-ok', 'm-w']);
+    expect([...arrivals].map(([id, at]) => [id, at.length]).sort()).toEqual([['m-f1', 1], ['m-f2', 1], ['m-ok', 1], ['m-w', 1]]);
   });
 });
