@@ -93,7 +93,8 @@ export class Deliverer {
   /** Whether the store may have due work beyond what was claimed. */
   #backlog = true;
   #claiming: Promise<void> | undefined;
-  #claimAgain = false;
+  /** Whether work was signalled (another process, an acceptance, a retry due) since the claim under way started. */
+  #signalled = false;
   /** Times retries scheduled here come due (those sooner than the next poll). */
   readonly #wakes = new DueQueue<undefined>();
   #wake: { at: number; timer: NodeJS.Timeout } | undefined;
@@ -210,7 +211,10 @@ export class Deliverer {
    */
   take(claimed: readonly Claimed[], unclaimed = 0): void {
     for (const held of claimed) this.#attempt(held);
-    if (unclaimed > 0) this.#backlog = true;
+    if (unclaimed > 0) {
+      this.#backlog = true;
+      this.#signalled = true;
+    }
   }
 
   /**
@@ -237,24 +241,25 @@ export class Deliverer {
   /** The store may have due work: claim it, one claim statement at a time. */
   #backlogged(): void {
     this.#backlog = true;
+    this.#signalled = true;
     this.#claim();
   }
 
+  /**
+   * Claims while the store may have due work and there is room. A claim that comes back full may
+   * have left more; one that comes back short found all there was, unless work was signalled while
+   * it ran (its statement may not have seen that work): then it claims again at once.
+   */
   #claim(): void {
-    if (this.#closed) return;
-    if (this.#claiming) {
-      this.#claimAgain = true;
-      return;
-    }
+    if (this.#closed || this.#claiming) return;
     this.#claiming = (async () => {
       do {
-        this.#claimAgain = false;
         const limit = Math.min(this.room(), CLAIM_BATCH);
         if (limit < this.#claimFrom) break;
+        this.#signalled = false;
         try {
           const claimed = await this.#store.claim(limit, this.#queue.lease);
-          this.#backlog = claimed.length === limit;
-          if (this.#backlog) this.#claimAgain = true;
+          this.#backlog = claimed.length === limit || this.#signalled;
           if (this.#closed) await this.#store.release(claimed);
           else for (const held of claimed) this.#attempt(held);
         } catch (error) {
@@ -262,7 +267,7 @@ export class Deliverer {
           this.#report.warn('collector: could not claim deliveries: %s', messageOf(error));
           break;
         }
-      } while (this.#claimAgain && !this.#closed);
+      } while (this.#backlog && !this.#closed);
     })().finally(() => {
       this.#claiming = undefined;
     });

@@ -74,6 +74,32 @@ describe('Deliverer', () => {
     expect(claims.filter(({ got }) => got > 0)).toEqual(Array(3).fill({ limit: 1, got: 1 }));
   });
 
+  it('claims again at once when an acceptance left work unclaimed while a claim that came back short was under way', async () => {
+    const receiver = await startLoopback();
+    closing.push(() => receiver.close());
+    const journal = new JournalStore(`${temp.dir}/signalled`);
+    await journal.open();
+    closing.push(() => journal.close());
+    // The first claim finds nothing, and its answer is held until the acceptance below was told.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const claim = journal.claim.bind(journal);
+    let claims = 0;
+    journal.claim = async (limit: number, lease: number): Promise<Claimed[]> => {
+      const got = await claim(limit, lease);
+      if (++claims === 1) await held;
+      return got;
+    };
+    // pollInterval is a minute: only the signal can bring these three out within the test.
+    const made = deliverer(journal, receiver, 8);
+    made.start();
+    await waitFor(() => claims === 1, 'the first claim');
+    await journal.accept([delivery('a'), delivery('b'), delivery('c')]);
+    made.take([], 3);
+    release();
+    await waitFor(() => receiver.requests.length === 3, 'the three left unclaimed', 3_000);
+  });
+
   it('gives up at once, with no request, a delivery no URL\'s filter takes by its first attempt (the filters were reloaded since it was accepted)', async () => {
     const receiver = await startLoopback();
     closing.push(() => receiver.close());
