@@ -442,7 +442,9 @@ export class Deliverer {
     if (this.#held.size === 0 || this.#closed) return;
     try {
       const lost = await this.#store.renew([...this.#held.values()], this.#queue.lease);
-      for (const held of lost) if (this.#held.has(held.delivery.id)) log('collector: %s: claim lapsed before it was renewed', held.delivery.id);
+      // Not renewed: taken over after it lapsed, or settled by this process while the renewal ran
+      // (its outcome written, not yet acknowledged). Only a refused settlement tells the two apart.
+      for (const held of lost) if (this.#held.has(held.delivery.id)) log('collector: %s: claim not renewed (it lapsed, or its outcome was being recorded)', held.delivery.id);
     } catch (error) {
       this.#report.warn('collector: could not renew claims: %s', messageOf(error));
     }
