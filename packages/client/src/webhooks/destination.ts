@@ -163,8 +163,8 @@ interface Attempt {
   attempt: number;
   /** The bytes every receiver gets and their `X-Signature`, made once, when the first request starts. */
   signed: () => Promise<Signed>;
-  /** The receivers whose probe this attempt's request was, and failed: they are still down. */
-  failedProbes: number[];
+  /** The receivers whose probe this attempt's request was, and failed: they are still down. Made on the first. */
+  failedProbes?: number[];
 }
 
 interface Signed {
@@ -366,7 +366,7 @@ export class WebhookDestination {
 
   async #attemptOnce(id: string, prepared: PreparedWebhook, attempt: number, targets: readonly number[]): Promise<AttemptResult> {
     const { messageId, type, receivedAt } = prepared;
-    const context: Attempt = { id, messageId, type, attempt, signed: this.#signing(prepared.body), failedProbes: [] };
+    const context: Attempt = { id, messageId, type, attempt, signed: this.#signing(prepared.body) };
     let result: Accepted | WebhookFailure[];
     try {
       result = await this.#attempt(context, targets);
@@ -388,7 +388,7 @@ export class WebhookDestination {
     log('webhooks: %s attempt %d failed; retry %d URL(s) in %d ms', id, attempt, urls.length, retryIn);
     this.#events.emit('retry', { id, messageId, attempt, delay: retryIn, urls, error });
     // What only the URL's backoff holds back (nothing was sent, or the URL's probe failed), as opposed to a receiver that turned this message down.
-    const waitingFor = left.filter((index) => failed.get(index)?.error instanceof BackingOffError || context.failedProbes.includes(index));
+    const waitingFor = left.filter((index) => failed.get(index)?.error instanceof BackingOffError || context.failedProbes?.includes(index) === true);
     return { outcome: 'retry', retryIn, targets: left, waitingFor, error };
   }
 
@@ -416,7 +416,7 @@ export class WebhookDestination {
     let attempts = 0;
     const run = async (attempt: number) => {
       attempts = attempt;
-      const result = await this.#attempt({ id, messageId, type, attempt, signed, failedProbes: [] }, targets);
+      const result = await this.#attempt({ id, messageId, type, attempt, signed }, targets);
       if (!Array.isArray(result)) return result;
       for (const failure of result) latest.set(failure.index, failure);
       targets = targets.filter((index) => latest.get(index)?.error.retryable ?? true);
@@ -590,7 +590,7 @@ export class WebhookDestination {
     }
     const error = 'error' in outcome ? outcome.error : undefined;
     const { id, messageId, type, attempt } = context;
-    if (error !== undefined && lane.probing(id)) context.failedProbes.push(index);
+    if (error !== undefined && lane.probing(id)) (context.failedProbes ??= []).push(index);
     const recovered = lane.release(healthOf(error), Date.now(), id, error as DeliveryError);
     const duration = Math.round(performance.now() - started);
     const event: WebhookAttemptEvent = { id, messageId, type, attempt, index, url, ok: error === undefined, duration };

@@ -211,10 +211,7 @@ export class Deliverer {
    */
   take(claimed: readonly Claimed[], unclaimed = 0): void {
     for (const held of claimed) this.#attempt(held);
-    if (unclaimed > 0) {
-      this.#backlog = true;
-      this.#signalled = true;
-    }
+    if (unclaimed > 0) this.#signal();
   }
 
   /**
@@ -240,9 +237,14 @@ export class Deliverer {
 
   /** The store may have due work: claim it, one claim statement at a time. */
   #backlogged(): void {
+    this.#signal();
+    this.#claim();
+  }
+
+  /** Due work may be in the store: the next claim looks, and a claim under way claims again. */
+  #signal(): void {
     this.#backlog = true;
     this.#signalled = true;
-    this.#claim();
   }
 
   /**

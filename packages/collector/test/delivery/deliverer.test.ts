@@ -9,6 +9,7 @@ import { tempDir, waitFor } from '../../../../test/helpers/collector.js';
 import { type Loopback, type LoopbackRequest, startLoopback } from '../../../../test/helpers/loopback.js';
 import { delivery } from './store-contract.js';
 import { Reporter } from '../../src/config/report.js';
+import type { DeliveryOptions } from '../../src/config/config.js';
 import { recordingLogger } from '../observe/recording-logger.js';
 
 const temp = tempDir();
@@ -19,26 +20,36 @@ afterEach(async () => {
 });
 afterAll(() => temp.remove());
 
-/** A journal whose `claim` calls are recorded: how many deliveries each asked for, and got. */
-async function recordedJournal(dir: string): Promise<{ store: Store; claims: { limit: number; got: number }[] }> {
-  const journal = new JournalStore(dir);
+/** A journal in `temp.dir/name`, open, closed after the test. */
+async function openJournal(name: string): Promise<JournalStore> {
+  const journal = new JournalStore(`${temp.dir}/${name}`);
   await journal.open();
   closing.push(() => journal.close());
+  return journal;
+}
+
+/**
+ * A journal whose `claim` calls are recorded: how many deliveries each asked for, and got. A claim's
+ * answer waits for what `hold` returns for it (claims counted from 1), if anything.
+ */
+async function recordedJournal(name: string, hold?: (claim: number) => Promise<void> | undefined): Promise<{ store: Store; claims: { limit: number; got: number }[] }> {
+  const journal = await openJournal(name);
   const claims: { limit: number; got: number }[] = [];
   const claim = journal.claim.bind(journal);
   journal.claim = async (limit: number, lease: number): Promise<Claimed[]> => {
     const got = await claim(limit, lease);
     claims.push({ limit, got: got.length });
+    await hold?.(claims.length);
     return got;
   };
   return { store: journal, claims };
 }
 
-function deliverer(store: Store, receiver: Loopback, maxInFlight: number): Deliverer {
+// One request at a time by default: each attempt that ends frees one slot.
+function deliverer(store: Store, receiver: Loopback, maxInFlight: number, delivery: DeliveryOptions = { maxRequestsPerUrl: 1 }): Deliverer {
   const made = new Deliverer({
     sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url }] } }]]),
-    // One request at a time: each attempt that ends frees one slot.
-    delivery: { maxRequestsPerUrl: 1 },
+    delivery,
     queue: { lease: 30_000, pollInterval: 60_000, maxInFlight },
     store,
     events: new DeliveryEmitter(),
@@ -52,7 +63,7 @@ function deliverer(store: Store, receiver: Loopback, maxInFlight: number): Deliv
 async function deliverAll(count: number, maxInFlight: number): Promise<{ limit: number; got: number }[]> {
   const receiver = await startLoopback();
   closing.push(() => receiver.close());
-  const { store, claims } = await recordedJournal(`${temp.dir}/${count}-${maxInFlight}`);
+  const { store, claims } = await recordedJournal(`${count}-${maxInFlight}`);
   await store.accept(Array.from({ length: count }, (_, i) => delivery(`d${i}`)));
   deliverer(store, receiver, maxInFlight).start();
   await waitFor(() => receiver.requests.length === count, `the ${count} deliveries`);
@@ -77,24 +88,15 @@ describe('Deliverer', () => {
   it('claims again at once when an acceptance left work unclaimed while a claim that came back short was under way', async () => {
     const receiver = await startLoopback();
     closing.push(() => receiver.close());
-    const journal = new JournalStore(`${temp.dir}/signalled`);
-    await journal.open();
-    closing.push(() => journal.close());
     // The first claim finds nothing, and its answer is held until the acceptance below was told.
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const claim = journal.claim.bind(journal);
-    let claims = 0;
-    journal.claim = async (limit: number, lease: number): Promise<Claimed[]> => {
-      const got = await claim(limit, lease);
-      if (++claims === 1) await held;
-      return got;
-    };
+    const { store, claims } = await recordedJournal('signalled', (claim) => (claim === 1 ? held : undefined));
     // pollInterval is a minute: only the signal can bring these three out within the test.
-    const made = deliverer(journal, receiver, 8);
+    const made = deliverer(store, receiver, 8);
     made.start();
-    await waitFor(() => claims === 1, 'the first claim');
-    await journal.accept([delivery('a'), delivery('b'), delivery('c')]);
+    await waitFor(() => claims.length === 1, 'the first claim');
+    await store.accept([delivery('a'), delivery('b'), delivery('c')]);
     made.take([], 3);
     release();
     await waitFor(() => receiver.requests.length === 3, 'the three left unclaimed', 3_000);
@@ -103,9 +105,7 @@ describe('Deliverer', () => {
   it('gives up at once, with no request, a delivery no URL\'s filter takes by its first attempt (the filters were reloaded since it was accepted)', async () => {
     const receiver = await startLoopback();
     closing.push(() => receiver.close());
-    const store = new JournalStore(`${temp.dir}/filtered`);
-    await store.open();
-    closing.push(() => store.close());
+    const store = await openJournal('filtered');
     await store.accept([delivery('Signed Up', Date.now())]);
     const events = new DeliveryEmitter();
     const settled: { outcome: string; reason: string | undefined }[] = [];
@@ -157,21 +157,10 @@ describe('Deliverer', () => {
       } else res.end('{}');
     });
     closing.push(() => receiver.close());
-    const store = new JournalStore(`${temp.dir}/recovered`);
-    await store.open();
-    closing.push(() => store.close());
+    const store = await openJournal('recovered');
     const now = Date.now();
     await store.accept(['f1', 'f2', 'ok', 'w'].map((id) => delivery(id, now)));
-    const made = new Deliverer({
-      sources: new Map([['web', { name: 'web', writeKey: 'wk', webhooks: { webhooks: [{ url: receiver.url }] } }]]),
-      delivery: { maxRequestsPerUrl: 2, breakerThreshold: 2, minRetryDelay: 30_000, maxRetryDelay: 60_000 },
-      queue: { lease: 30_000, pollInterval: 60_000, maxInFlight: 8 },
-      store,
-      events: new DeliveryEmitter(),
-      report: new Reporter(recordingLogger()),
-    });
-    closing.push(() => made.close());
-    made.start();
+    deliverer(store, receiver, 8, { maxRequestsPerUrl: 2, breakerThreshold: 2, minRetryDelay: 30_000, maxRetryDelay: 60_000 }).start();
 
     // `w` was refused while the breaker was open: it goes once the URL answers again, not after 15 s or more.
     await waitFor(() => arrivals.has('m-w'), 'the refused delivery, pulled forward', 5_000);

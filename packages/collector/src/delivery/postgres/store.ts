@@ -418,7 +418,7 @@ export class PostgresStore implements Store {
 
   async retry(held: Claimed, delay: number, targets: readonly number[], attempts: readonly AttemptRecord[] = [], waitingFor: readonly number[] = []): Promise<boolean> {
     this.#usable();
-    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), `{${targets.join(',')}}`, JSON.stringify(attempts), `{${waitingFor.join(',')}}`]).catch((error: unknown) => {
+    return this.#retries.add([held.delivery.id, held.claim, Math.round(delay), arrayLiteral(targets), JSON.stringify(attempts), arrayLiteral(waitingFor)]).catch((error: unknown) => {
       throw unavailableOr(error, this.#timeouts);
     });
   }
@@ -599,6 +599,11 @@ function toDelivery(row: Pick<DeliveryRow, 'id' | 'source' | 'message' | 'messag
   // The URLs' filters look at a track's event; the message holds it, as the body does.
   if (row.type === 'track') delivery.webhook.event = (row.message as { event: string }).event;
   return delivery;
+}
+
+/** Webhook positions as a PostgreSQL array literal, the form the grouped statements take them in. */
+function arrayLiteral(indexes: readonly number[]): string {
+  return `{${indexes.join(',')}}`;
 }
 
 function toClaimed(row: DeliveryRow, claim: string, acceptedHere: boolean): Claimed {
