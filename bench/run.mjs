@@ -6,6 +6,7 @@
 //                    [--flush-at N (20)] [--flush-interval MS (5000)] [--gzip] [--rounds N (3)]
 //                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
 //                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
+//                    [--node-flags "FLAGS" (Node/V8 flags for every SDK process of the run, e.g. --liftoff-only)]
 //   Throughput also measures track() against its floor and the ceiling (bench/client.mjs `floor`) and ours with a
 //   `spool` against ours without, in the same rounds.
 //                    [--run-timeout S (180, per SDK run)]
@@ -34,11 +35,14 @@ const args = benchArgs(import.meta.url, {
     'outage-events': { type: 'string', default: '50000' },
     'outage-segment': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
     'run-timeout': { type: 'string', default: '180' },
     against: { type: 'string' },
 });
 
 const positiveInteger = (name) => integerFlag(args, name, 1);
+/** Given to every SDK process alike (ours, Segment's, the baseline), so that ratios stay fair. */
+const NODE_FLAGS = args['node-flags'].split(/\s+/).filter((flag) => flag !== '');
 
 const settings = {
   events: positiveInteger('events'),
@@ -96,9 +100,8 @@ async function startSink() {
 
 /** Runs bench/client.mjs once; `onMessage` sees its progress messages. Killed at the run timeout. */
 function runClient(config, onMessage = () => {}) {
-  const execArgv = args.profile
-    ? ['--cpu-prof', `--cpu-prof-dir=${here('./profiles/').pathname}`, `--cpu-prof-name=${config.sdk}-${config.scenario}-${Date.now()}.cpuprofile`]
-    : [];
+  const execArgv = [...NODE_FLAGS];
+  if (args.profile) execArgv.push('--cpu-prof', `--cpu-prof-dir=${here('./profiles/').pathname}`, `--cpu-prof-name=${config.sdk}-${config.scenario}-${Date.now()}.cpuprofile`);
   const child = fork(here('./client.mjs'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
   child.on('message', onMessage);
   const timer = setTimeout(() => child.kill('SIGKILL'), settings.runTimeoutMs);
@@ -399,7 +402,8 @@ function thousands(value) {
 
 console.log(
   `# npm run bench\n\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ` +
-    `${(totalmem() / 2 ** 30).toFixed(0)} GB; sink and each SDK run in separate processes on 127.0.0.1.`,
+    `${(totalmem() / 2 ** 30).toFixed(0)} GB; sink and each SDK run in separate processes on 127.0.0.1` +
+    `${NODE_FLAGS.length === 0 ? '' : `, every SDK process run with \`${NODE_FLAGS.join(' ')}\``}.`,
 );
 if (args.scenario !== 'outage') await throughput();
 if (args.scenario !== 'throughput') await outage();
