@@ -729,12 +729,10 @@ const rows = [
   ['receiver CPU µs/message', (r) => r.receiverCpuPerMessage, (v) => v.toFixed(0)],
   ['peak RSS of a collector process, MB', (r) => r.peakRss / 1024 / 1024, (v) => v.toFixed(0)],
   ...(server === undefined ? [] : [['SQL statements per delivered message', (r) => r.statementsPerMessage, (v) => v.toFixed(2)]]),
-  ['messages forwarded', (r) => r.forwarded, (v) => `${v.toLocaleString('en-US')} of ${settings.messages.toLocaleString('en-US')}`],
-  // The warm-up's included: what the breaker lets through to a URL that never answers.
-  ['requests to the stalled URL (the warm-up included)', (r) => r.stalledRequests, count, 'stalled'],
+  // Counts, not rates: no ratio is shown for them. `only`: a row of that scenario alone.
+  ['messages forwarded', (r) => r.forwarded, (v) => `${v.toLocaleString('en-US')} of ${settings.messages.toLocaleString('en-US')}`, { count: true }],
+  ['requests to the stalled URL (the warm-up included)', (r) => r.stalledRequests, count, { count: true, only: 'stalled' }],
 ];
-/** Rows that are counts, not rates: no ratio is shown for them. */
-const UNRATIOED = new Set(['messages forwarded', 'requests to the stalled URL (the warm-up included)']);
 const shown = (format, v) => (Number.isNaN(v) ? 'n/a' : format(v));
 const value = (column, scenario, pick) => median((results.get(`${column.label}/${scenario}`) ?? []).map(pick));
 /**
@@ -760,12 +758,10 @@ for (const scenario of scenarios.filter((s) => s !== 'outage' && s !== 'ingest')
   const ratioNames = ratios.map(([, , name]) => name);
   console.log(`| metric | ${[...columns.map((c) => c.name), ...ratioNames].join(' | ')} |`);
   console.log(`|---|${[...columns, ...ratios].map(() => '---:').join('|')}|`);
-  for (const [name, pick, format, only] of rows) {
+  for (const [name, pick, format, { count: isCount = false, only } = {}] of rows) {
     if (only !== undefined && only !== scenario) continue;
     const values = columns.map((column) => shown(format, value(column, scenario, pick)));
-    const quotients = ratios.map(([ours, base]) =>
-      UNRATIOED.has(name) ? '' : shown((v) => `${v.toFixed(2)}×`, pairedRatio(ours, base, scenario, pick)),
-    );
+    const quotients = ratios.map(([ours, base]) => (isCount ? '' : shown((v) => `${v.toFixed(2)}×`, pairedRatio(ours, base, scenario, pick))));
     console.log(`| ${name} | ${[...values, ...quotients].join(' | ')} |`);
   }
   if (server !== undefined) {
