@@ -233,6 +233,8 @@ async function startCollector(build, config, where, label) {
       },
       /** CPU time the process used so far (user + system), in ms, from Linux's /proc; undefined elsewhere. */
       cpuMs: () => cpuMsOf(child.pid),
+      /** The same for its main thread alone (the event loop's: its thread id is the process's). */
+      mainThreadCpuMs: () => cpuMsOf(child.pid, `task/${child.pid}/stat`),
       pid: child.pid,
       stop,
     };
@@ -252,9 +254,12 @@ function procFile(pid, name) {
   }
 }
 
-/** utime + stime (fields 14 and 15 of /proc/PID/stat, after the command in parentheses), at 100 ticks/s. */
-function cpuMsOf(pid) {
-  const fields = procFile(pid, 'stat').split(') ')[1]?.split(' ');
+/**
+ * utime + stime (fields 14 and 15 of /proc/PID/stat, after the command in parentheses), at 100
+ * ticks/s; of one thread with `file` `task/TID/stat`.
+ */
+function cpuMsOf(pid, file = 'stat') {
+  const fields = procFile(pid, file).split(') ')[1]?.split(' ');
   return fields === undefined ? undefined : (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
@@ -324,7 +329,11 @@ async function run(build, store, scenario, server) {
     }
     await database?.countFromNow();
     // Their start and warm-up are not work per message.
-    const cpuAtStart = { collector: sum(collectors.map((collector) => collector.cpuMs())), receiver: receiver.cpuMs() };
+    const cpuAtStart = {
+      collector: sum(collectors.map((collector) => collector.cpuMs())),
+      mainThread: sum(collectors.map((collector) => collector.mainThreadCpuMs())),
+      receiver: receiver.cpuMs(),
+    };
 
     const acceptedAt = new Array(settings.messages);
     const started = clock();
@@ -340,6 +349,7 @@ async function run(build, store, scenario, server) {
     const peakRss = Math.max(...collectors.map((collector) => collector.peakRss()));
     const cpu = {
       collector: sum(collectors.map((collector) => collector.cpuMs())) - cpuAtStart.collector,
+      mainThread: sum(collectors.map((collector) => collector.mainThreadCpuMs())) - cpuAtStart.mainThread,
       receiver: receiver.cpuMs() - cpuAtStart.receiver,
     };
     const report = await receiver.report();
@@ -356,6 +366,8 @@ async function run(build, store, scenario, server) {
       p99: quantile(latencies, 0.99),
       peakRss,
       collectorCpuPerMessage: (cpu.collector * 1000) / settings.messages,
+      mainThreadCpuPerMessage: (cpu.mainThread * 1000) / settings.messages,
+      mainThreadBusy: cpu.mainThread / ((forwardedEnd - started) * collectors.length),
       receiverCpuPerMessage: (cpu.receiver * 1000) / settings.messages,
       statementsPerMessage: statements?.count === undefined ? Number.NaN : statements.count / forwarded,
       statementsUnavailable: statements?.unavailable,
@@ -379,6 +391,8 @@ function failedRun(failure) {
     p99: none,
     peakRss: none,
     collectorCpuPerMessage: none,
+    mainThreadCpuPerMessage: none,
+    mainThreadBusy: none,
     receiverCpuPerMessage: none,
     statementsPerMessage: none,
     stalledRequests: 0,
@@ -726,6 +740,9 @@ const rows = [
   ['p50 acceptance → delivery, ms', (r) => r.p50, (v) => v.toFixed(1)],
   ['p99 acceptance → delivery, ms', (r) => r.p99, (v) => v.toFixed(1)],
   ['collector CPU µs/message (all its processes)', (r) => r.collectorCpuPerMessage, (v) => v.toFixed(0)],
+  // The event loop's thread: what it spends per message bounds what one process forwards, once it is busy all the run.
+  ['collector main-thread CPU µs/message', (r) => r.mainThreadCpuPerMessage, (v) => v.toFixed(0)],
+  ['collector main thread busy from the first send to the last arrival', (r) => r.mainThreadBusy, (v) => `${(v * 100).toFixed(0)} %`],
   ['receiver CPU µs/message', (r) => r.receiverCpuPerMessage, (v) => v.toFixed(0)],
   ['peak RSS of a collector process, MB', (r) => r.peakRss / 1024 / 1024, (v) => v.toFixed(0)],
   ...(server === undefined ? [] : [['SQL statements per delivered message', (r) => r.statementsPerMessage, (v) => v.toFixed(2)]]),
