@@ -33,10 +33,13 @@ export class UrlHealth {
   #states = new Map<string, UrlState>();
   /** Sources with a URL disabled or enabled again: the fast path skips all others with one lookup. */
   #affected = new Set<string>();
-  /** Sources with a URL failing now: a success elsewhere needs no lookup. */
-  #failing = new Set<string>();
-  /** Failed attempts in a row, by `sourceKey`, in this process. */
-  readonly #failures = new Map<string, number>();
+  /** The URLs failing now (their state has `failingSince`), by source: a success at any other costs two lookups. */
+  #failing = new Map<string, Set<string>>();
+  /**
+   * Failed attempts in a row in this process, by source, then URL: kept by name rather than by
+   * `sourceKey` so that a success while another URL fails makes no key.
+   */
+  readonly #failures = new Map<string, Map<string, number>>();
   /** URLs whose state is being changed: their next attempts do not pile up writes. */
   readonly #changing = new Set<string>();
 
@@ -85,19 +88,22 @@ export class UrlHealth {
 
   /** An attempt at `url` ended: a success clears its failures, a failure may make it failing or disabled. */
   attempted(source: string, url: string, attempt: UrlAttempt): void {
-    const { ok } = attempt;
     // An alert URL that fails never alerts about itself, nor is disabled: alerts are given up by their retry window.
-    // The common case costs nothing more: a success while no URL of its source fails.
-    if (source === ALERTS_SOURCE || (ok && this.#failures.size === 0 && !this.#failing.has(source))) return;
-    const key = sourceKey(source, url);
-    const state = this.#states.get(key);
-    if (ok) {
-      this.#failures.delete(key);
-      if (state?.failingSince !== undefined) this.#change(key, source, url, (current) => (current?.failingSince === undefined ? undefined : { ...current, failingSince: undefined }));
+    if (source === ALERTS_SOURCE) return;
+    // The common case costs two lookups: a success at a URL that is not failing.
+    if (attempt.ok) {
+      this.#clearFailures(source, url);
+      if (this.#failing.get(source)?.has(url) === true) {
+        this.#change(sourceKey(source, url), source, url, (current) => (current?.failingSince === undefined ? undefined : { ...current, failingSince: undefined }));
+      }
       return;
     }
-    const failures = (this.#failures.get(key) ?? 0) + 1;
-    this.#failures.set(key, failures);
+    const key = sourceKey(source, url);
+    const state = this.#states.get(key);
+    let counts = this.#failures.get(source);
+    if (counts === undefined) this.#failures.set(source, (counts = new Map()));
+    const failures = (counts.get(url) ?? 0) + 1;
+    counts.set(url, failures);
     const now = Date.now();
     const last = lastOf(attempt);
     const { disableAfter, failingAfter } = this.#options;
@@ -131,7 +137,7 @@ export class UrlHealth {
       current?.disabledAt === undefined ? undefined : { ...current, disabledAt: undefined, failingSince: undefined, enabledAt: now },
     );
     const key = sourceKey(source, url);
-    this.#failures.delete(key);
+    this.#clearFailures(source, url);
     if (after !== undefined) this.#states.set(key, after);
     this.#index();
     if (before?.disabledAt === undefined) return undefined;
@@ -140,11 +146,23 @@ export class UrlHealth {
     return after;
   }
 
+  /** Forgets the failures in a row of `url`. */
+  #clearFailures(source: string, url: string): void {
+    const counts = this.#failures.get(source);
+    if (counts?.delete(url) === true && counts.size === 0) this.#failures.delete(source);
+  }
+
   /** Which sources have URLs disabled, enabled again, or failing: the fast paths' sets. */
   #index(): void {
     const states = [...this.#states.values()];
     this.#affected = new Set(states.filter((state) => state.disabledAt !== undefined || state.enabledAt !== undefined).map((state) => state.source));
-    this.#failing = new Set(states.filter((state) => state.failingSince !== undefined).map((state) => state.source));
+    this.#failing = new Map();
+    for (const { source, url, failingSince } of states) {
+      if (failingSince === undefined) continue;
+      let urls = this.#failing.get(source);
+      if (urls === undefined) this.#failing.set(source, (urls = new Set()));
+      urls.add(url);
+    }
   }
 
   /** Changes a URL's state in the store, one change per URL at a time; then keeps what the store has. */

@@ -70,6 +70,31 @@ describe('UrlHealth', () => {
     expect(restarted.states()).toEqual([expect.not.objectContaining({ failingSince: expect.anything() })]);
   });
 
+  it('counts each URL of a source apart: a success at one neither ends nor restarts the other\'s run of failures', async () => {
+    const { store, told, make } = await setUp({ disableAfter: 10 * FAILING_ALERT_EVERY, failingAfter: 3 });
+    const health = make();
+    await health.refresh();
+    const OTHER = 'https://other.example.com/in';
+    const succeed = async (url: string) => {
+      health.attempted('web', url, { ok: true, messageId: 'ok' });
+      await store.urlStates();
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    await fail(health, store, 2);
+    await succeed(OTHER);
+    await fail(health, store, 1, 2);
+    expect(told.map(({ type, payload }) => [type, payload.state.url, payload.failures])).toEqual([['urlFailing', URL, 3]]);
+
+    // While URL fails, successes at the other leave its state; one at URL itself ends it.
+    await succeed(OTHER);
+    expect(health.states()).toEqual([expect.objectContaining({ url: URL, failingSince: expect.any(Number) })]);
+    await succeed(URL);
+    expect(health.states()).toEqual([expect.not.objectContaining({ failingSince: expect.anything() })]);
+    // Its count started again: two more failures are not yet a run of three.
+    await fail(health, store, 2, 3);
+    expect(told).toHaveLength(1);
+  });
+
   it('with failingAfter 1, tells endpoint.failing on the first failure', async () => {
     const { store, told, make } = await setUp({ disableAfter: FAILING_ALERT_EVERY, failingAfter: 1 });
     const health = make();
