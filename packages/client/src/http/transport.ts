@@ -14,6 +14,12 @@ export interface PostRequest {
   timeout: number;
   /** Aborts the attempt with the signal's reason (e.g. a `close()` deadline). */
   signal?: AbortSignal;
+  /**
+   * The attempt's abort switch, for a caller that ends its requests itself rather than through a
+   * shared signal (a listener per request on one signal costs more the more requests are in
+   * progress); absent, the attempt makes its own.
+   */
+  abort?: RequestAbort;
   /** How the request leaves the process. */
   connection: Connection;
 }
@@ -29,7 +35,7 @@ const ERROR_BODY_CHARS = 500;
  * @throws the signal's reason when it aborts.
  */
 export async function post(req: PostRequest): Promise<number> {
-  const abort = new RequestAbort();
+  const abort = req.abort ?? new RequestAbort();
   const timer = setTimeout(() => abort.abort(new TimeoutError(req.timeout)), req.timeout);
   const onAbort = () => abort.abort(req.signal?.reason);
   if (req.signal?.aborted) onAbort();
