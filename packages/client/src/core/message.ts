@@ -390,16 +390,26 @@ export function timestampOf(value: unknown, now?: () => Date): string {
 let lastRead: string | undefined;
 let lastReadIso = '';
 
-/** The current time in ISO 8601, formatted once per millisecond (a busy server makes many calls in one). */
-let lastMs = Number.NaN;
-let lastIso = '';
-function isoNow(): string {
-  const ms = Date.now();
+/** The newest and the oldest time a `Date` holds, in ms either side of the epoch. */
+export const MAX_TIME = 8.64e15;
+
+/**
+ * A time in ms since the epoch as ISO 8601, formatted once per millisecond: a busy server makes
+ * many calls in one, and a collector stamps every message of a batch with the same `receivedAt`.
+ */
+export function isoOf(ms: number): string {
   if (ms !== lastMs) {
-    lastMs = ms;
+    // Formatted first: a time out of Date's range throws, and must not leave its ms cached.
     lastIso = new Date(ms).toISOString();
+    lastMs = ms;
   }
   return lastIso;
+}
+let lastMs = Number.NaN;
+let lastIso = '';
+
+function isoNow(): string {
+  return isoOf(Date.now());
 }
 
 function serialize(message: Message): string {

@@ -1,5 +1,5 @@
 import { ValidationError } from '../core/errors.js';
-import { isEmpty, type JsonObject, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
+import { isEmpty, isoOf, type JsonObject, MAX_TIME, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
 import { describe } from '../core/describe.js';
 import { isPlainObject } from '../core/validate.js';
 
@@ -178,8 +178,8 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
 
 function receivedAtOf(value: Date | string | number): string {
   const time = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
-  if (!Number.isFinite(time)) throw new ValidationError('receivedAt', `Expected \`receivedAt\` to be a valid date, got ${describe(value)}`);
-  return new Date(time).toISOString();
+  if (!(Math.abs(time) <= MAX_TIME)) throw new ValidationError('receivedAt', `Expected \`receivedAt\` to be a valid date, got ${describe(value)}`);
+  return isoOf(time);
 }
 
 function requireUserId(userId: unknown): string {

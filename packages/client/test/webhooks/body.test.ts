@@ -72,6 +72,19 @@ describe('toWebhookBody', () => {
     expect(JSON.stringify(body)).toBe(`{"version":1,"type":"track","event":"E","properties":{},"timestamp":"${timestamp}","messageId":"m-9","anonymousId":"anon-9"}`);
   });
 
+  it('refuses a receivedAt outside the dates JavaScript can hold with a ValidationError naming it, and formats the next one right', () => {
+    const track = message({ type: 'track', userId: 'u1', event: 'Signed Up' });
+    for (const receivedAt of [8.64e15 + 1, -8.64e15 - 1, Number.NaN, 'not a date']) {
+      expect(() => toWebhookBody(track, { receivedAt })).toThrow(expect.objectContaining({ name: 'ValidationError', field: 'receivedAt' }));
+    }
+    const last = 8.64e15;
+    const receivedAt = (at: number) => (toWebhookBody(track, { receivedAt: at }) as { receivedAt?: string }).receivedAt;
+    expect(receivedAt(last)).toBe(new Date(last).toISOString());
+    expect(() => toWebhookBody(track, { receivedAt: last + 1 })).toThrow(ValidationError);
+    expect(receivedAt(last)).toBe('+275760-09-13T00:00:00.000Z');
+    expect(receivedAt(0)).toBe('1970-01-01T00:00:00.000Z');
+  });
+
   it('makes a delete exactly type, userId and timestamp, without version, messageId or receivedAt', () => {
     expect(toWebhookBody({ type: 'delete', userId: 'u1', timestamp: new Date(timestamp), messageId: 'd-1' }, at)).toStrictEqual({
       type: 'delete',

@@ -1,4 +1,4 @@
-import { describe, isPlainObject, type JsonObject, type Message } from 'batched-analytics/internal';
+import { describe, isPlainObject, type JsonObject, MAX_TIME, type Message } from 'batched-analytics/internal';
 import { RequestError } from './http.js';
 
 /**
@@ -35,9 +35,6 @@ export interface BatchDefaults {
   context?: JsonObject;
   integrations?: JsonObject;
 }
-
-/** Newest and oldest time a Date holds, in ms either side of the epoch. */
-const MAX_TIME = 8.64e15;
 
 /**
  * Puts a batch's `context` and `integrations` under an item's own keys (the item's win), in the
