@@ -1,7 +1,8 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { WebhookDestination } from 'batched-analytics/internal';
 import { type DeliveryEmitter, type Entry, isFilteredOut } from '../delivery/events.js';
 import { sourceKey } from '../delivery/source-key.js';
+import { type HistogramTally, TalliedHistogram } from './tallied-histogram.js';
 
 /** The `Content-Type` of {@link CollectorMetrics.exposition}'s text. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -89,14 +90,14 @@ export class CollectorMetrics {
   readonly #retries: Counter<'source'>;
   readonly #alerts: Counter<'type'>;
   readonly #requests: Counter<'source' | 'url' | 'status_class'>;
-  readonly #latency: Histogram<'source' | 'url'>;
+  readonly #latency: TalliedHistogram;
   /**
    * Requests and settlements counted as they happen, added to their counters when these are read
    * (a scrape): a labelled increment hashes its labels each time, several times the cost of a
    * tally, and a busy collector makes one per request and per delivery. By source and URL (as
-   * shown), then status class; by source, then outcome.
+   * shown), then status class, with the URL's latency; by source, then outcome.
    */
-  readonly #requestTallies = new Map<string, { source: string; url: string; counts: number[] }>();
+  readonly #requestTallies = new Map<string, { source: string; url: string; counts: number[]; latency: HistogramTally }>();
   readonly #settledTallies = new Map<string, { delivered: number; failed: number }>();
 
   constructor(readings: MetricSources) {
@@ -154,7 +155,7 @@ export class CollectorMetrics {
         }
       },
     });
-    this.#latency = new Histogram({ name: `${PREFIX}webhook_request_duration_seconds`, help: 'How long requests to receivers took.', labelNames: ['source', 'url'], buckets: LATENCY_BUCKETS, registers });
+    this.#latency = new TalliedHistogram({ name: `${PREFIX}webhook_request_duration_seconds`, help: 'How long requests to receivers took.', buckets: LATENCY_BUCKETS, registry: this.#registry });
     // One reading of the store serves both backlog gauges: the first one's collect() reads it, the second's reuses it.
     let backlog: Promise<BacklogReading | undefined> | undefined;
     const readBacklog = () => (backlog ??= readings.backlog().finally(() => setImmediate(() => (backlog = undefined))));
@@ -262,7 +263,7 @@ export class CollectorMetrics {
       const key = sourceKey(source, url);
       let tally = this.#requestTallies.get(key);
       if (tally === undefined) {
-        tally = { source, url, counts: [] };
+        tally = { source, url, counts: [], latency: this.#latency.tally({ source, url }) };
         this.#requestTallies.set(key, tally);
       }
       return tally;
@@ -271,7 +272,7 @@ export class CollectorMetrics {
       const tally = tallies[index]!;
       const statusIndex = statusClassIndex(status);
       tally.counts[statusIndex] = (tally.counts[statusIndex] ?? 0) + 1;
-      this.#latency.observe({ source, url: tally.url }, duration / 1000);
+      this.#latency.observe(tally.latency, duration / 1000);
     });
   }
 
