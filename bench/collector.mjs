@@ -42,8 +42,12 @@
 //                              the pg_stat_statements extension and reset its counts)]
 //                              [--log-format json (this build's serve logs as JSON; the baseline keeps its default)]
 //                              [--scrape MS (GET this build's /metrics every MS while it runs, as Prometheus would; 0: never)]
+//                              [--node-flags="FLAGS" (Node/V8 flags for this build's collector processes only, e.g.
+//                              --node-flags="--trace-opt --trace-deopt"; to measure a flag, give this checkout as --baseline too.
+//                              What they print on stdout besides their URL goes to bench/profiles/, with the measured
+//                              run marked in it)]
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SourceMap } from 'node:module';
@@ -73,6 +77,7 @@ const args = benchArgs(import.meta.url, {
     'log-format': { type: 'string' },
     scrape: { type: 'string', default: '0' },
     'ingest-messages': { type: 'string', default: '1000000' },
+    'node-flags': { type: 'string', default: '' },
 });
 
 const positiveInteger = (name) => integerFlag(args, name, 1);
@@ -94,7 +99,16 @@ if (args.store !== undefined && args.store !== 'local' && !/^postgres(ql)?:\/\//
 }
 /** The collectors compared: this build first, the one the ratios divide by second. */
 // Only this build has the observability flags: --log-format, and /metrics to scrape.
-const builds = [{ name: 'this build', label: 'ours', script: here('../packages/client/dist/cli.js'), flags: args['log-format'] === undefined ? [] : ['--log-format', args['log-format']], scrape: settings.scrape }];
+const builds = [
+  {
+    name: 'this build',
+    label: 'ours',
+    script: here('../packages/client/dist/cli.js'),
+    flags: args['log-format'] === undefined ? [] : ['--log-format', args['log-format']],
+    scrape: settings.scrape,
+    nodeFlags: args['node-flags'].split(/\s+/).filter((flag) => flag !== ''),
+  },
+];
 if (args.baseline !== undefined) {
   const root = path.resolve(args.baseline);
   builds.push({ name: `baseline (${path.basename(root)})`, label: 'baseline', script: builtCli(root) });
@@ -190,6 +204,10 @@ async function startReceiver() {
  */
 async function startCollector(build, config, where, label) {
   const execArgv = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=collector-${label}-${Date.now()}.cpuprofile`] : [];
+  execArgv.push(...(build.nodeFlags ?? []));
+  // What the flags make it print (V8's traces go to stdout) is kept apart from its URL.
+  const printed = build.nodeFlags?.length > 0 ? path.join(PROFILES, `collector-${label}-${Date.now()}.stdout`) : undefined;
+  if (printed !== undefined) mkdirSync(PROFILES, { recursive: true });
   const env = { ...process.env };
   if (args.allocations) {
     execArgv.push('--require', here('./heap-sampler.cjs'));
@@ -218,7 +236,14 @@ async function startCollector(build, config, where, label) {
     const url = await new Promise((resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`serve printed no URL within ${settings.runTimeoutMs} ms`)), settings.runTimeoutMs);
       child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr.trim()}`)));
-      createInterface({ input: child.stdout }).once('line', resolve);
+      // Its URL is the first line that is one: flags may make it print other lines first.
+      let found = false;
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (!found && /^https?:\/\//.test(line)) {
+          found = true;
+          resolve(line);
+        } else if (printed !== undefined) appendFileSync(printed, `${line}\n`);
+      });
     });
     if (build.scrape > 0) {
       scraper = setInterval(() => void fetch(`${url}/metrics`).then((res) => res.text(), () => undefined), build.scrape);
@@ -233,6 +258,10 @@ async function startCollector(build, config, where, label) {
       },
       /** CPU time the process used so far (user + system), in ms, from Linux's /proc; undefined elsewhere. */
       cpuMs: () => cpuMsOf(child.pid),
+      /** Writes a line among what the process printed, when that is kept (`--node-flags`): where a phase of the run begins or ends. */
+      mark: (text) => {
+        if (printed !== undefined) appendFileSync(printed, `-- ${text} (${new Date().toISOString()})\n`);
+      },
       /** The same for its main thread alone (the event loop's: its thread id is the process's). */
       mainThreadCpuMs: () => cpuMsOf(child.pid, `task/${child.pid}/stat`),
       pid: child.pid,
@@ -336,6 +365,7 @@ async function run(build, store, scenario, server) {
     };
 
     const acceptedAt = new Array(settings.messages);
+    for (const collector of collectors) collector.mark('the measured run starts');
     const started = clock();
     const deadline = started + settings.runTimeoutMs;
     const clients = sendAll(settings.messages, 0, (seq, error) => {
@@ -346,6 +376,7 @@ async function run(build, store, scenario, server) {
     const acceptedEnd = clock();
     const forwarded = (await waitForArrivals(warmup + accepted, deadline)) - warmup;
     const forwardedEnd = clock();
+    for (const collector of collectors) collector.mark('the measured run ends: every message arrived');
     const peakRss = Math.max(...collectors.map((collector) => collector.peakRss()));
     const cpu = {
       collector: sum(collectors.map((collector) => collector.cpuMs())) - cpuAtStart.collector,
