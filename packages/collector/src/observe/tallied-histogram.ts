@@ -48,9 +48,13 @@ export class TalliedHistogram {
     tally.count += 1;
   }
 
-  /** What the registry serves at a scrape, in the shape prom-client's own metrics give it. */
+  /**
+   * What the registry serves at a scrape, in the shape prom-client's own metrics give it. As there,
+   * a label set shows from its first observation on (and not after a reset until it has another).
+   */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: { labels: Record<string, string | number>; sharedLabels: Readonly<Record<string, string>>; value: number; metricName: string }[] }> {
     const values = this.#tallies.flatMap(({ labels, buckets, sum, count }) => {
+      if (count === 0) return [];
       let below = 0;
       const series = this.#bounds.map((le, index) => {
         below += buckets[index]!;

@@ -13,32 +13,37 @@ const OBSERVED: [labels: { source: string; url: string }, seconds: number[]][] =
   [{ source: 'web', url: 'https://hooks.example.com/in' }, [0, 0.001, 0.005, 0.0051, 0.01, 0.3, 1, 2.5, 9.999, 10, 10.001, 60]],
   // A label value the exposition has to escape.
   [{ source: 'app "mobile"', url: 'https://other.example.com/a\\b' }, [0.02, 0.02, 0.7]],
-  // A URL with no requests yet: zeroes, as prom-client shows a label set it was told of.
+  // A URL with no requests yet: no series, as prom-client shows none before a label set's first observation.
   [{ source: 'web', url: 'https://idle.example.com/' }, []],
 ];
 
 describe('TalliedHistogram', () => {
-  it("serves exactly the text prom-client's Histogram serves for the same observations, and zeroes on reset", async () => {
+  it("serves exactly the text prom-client's Histogram serves for the same observations, before and after a reset", async () => {
     const theirs = new Registry();
     const histogram = new Histogram({ name: NAME, help: HELP, labelNames: ['source', 'url'], buckets: BUCKETS, registers: [theirs] });
     const ours = new Registry();
     const tallied = new TalliedHistogram({ name: NAME, help: HELP, buckets: BUCKETS, registry: ours });
-    for (const [labels, seconds] of OBSERVED) {
+    const tallies = OBSERVED.map(([labels, seconds]) => {
       const tally = tallied.tally(labels);
-      histogram.zero(labels);
       for (const value of seconds) {
         histogram.observe(labels, value);
         tallied.observe(tally, value);
       }
-    }
+      return tally;
+    });
     const text = await ours.metrics();
     expect(text).toBe(await theirs.metrics());
     expect(text).toContain(`${NAME}_bucket{le="0.005",source="web",url="https://hooks.example.com/in"} 3\n`);
     expect(text).toContain(`${NAME}_count{source="app \\"mobile\\"",url="https://other.example.com/a\\\\b"} 3\n`);
+    expect(text).not.toContain('idle.example.com');
 
     ours.resetMetrics();
     theirs.resetMetrics();
-    for (const [labels] of OBSERVED) histogram.zero(labels);
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    // Observed again after the reset: the label set shows again, in both.
+    const [labels, seconds] = OBSERVED[0]!;
+    histogram.observe(labels, seconds[2]!);
+    tallied.observe(tallies[0]!, seconds[2]!);
     expect(await ours.metrics()).toBe(await theirs.metrics());
   });
 });
