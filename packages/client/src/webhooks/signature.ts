@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, type Hmac, timingSafeEqual } from 'node:crypto';
 import { assertSignable, isCheckable, secretsOf } from './signature-format.js';
 import { signedPrefix } from './standard-format.js';
 
@@ -13,7 +13,7 @@ export { SIGNATURE_HEADER } from './signature-format.js';
  */
 export function signBody(body: string | Uint8Array, secret: string): string {
   assertSignable(body, secret);
-  return hexDigest(body, secret);
+  return hmac(body, secret).digest('hex');
 }
 
 /**
@@ -38,7 +38,7 @@ export function verifySignature(
   if (!isCheckable(rawBody, signature)) return false;
   const received = Buffer.from(signature, 'hex');
   // Every secret is tried, a match or not: the time taken says nothing about which one matched.
-  return secretsOf(secretOrSecrets).reduce((matched, key) => timingSafeEqual(received, digest(rawBody, key)) || matched, false);
+  return secretsOf(secretOrSecrets).reduce((matched, key) => timingSafeEqual(received, hmac(rawBody, key).digest()) || matched, false);
 }
 
 /**
@@ -46,7 +46,7 @@ export function verifySignature(
  * runtimes without `node:crypto`, through Web Crypto (a promise).
  */
 export function signPayload(payload: Uint8Array, secret: string): string | Promise<string> {
-  return hexDigest(payload, secret);
+  return hmac(payload, secret).digest('hex');
 }
 
 /**
@@ -57,11 +57,10 @@ export function signStandard(key: Uint8Array, id: string, timestamp: number, pay
   return createHmac('sha256', key).update(signedPrefix(id, timestamp)).update(payload).digest('base64');
 }
 
-function digest(body: string | Uint8Array, secret: string): Buffer {
-  return createHmac('sha1', secret).update(body).digest();
-}
-
-/** The digest as hex text, made by the HMAC itself: a third less CPU than a Buffer turned into hex afterwards. */
-function hexDigest(body: string | Uint8Array, secret: string): string {
-  return createHmac('sha1', secret).update(body).digest('hex');
+/**
+ * The HMAC-SHA1 of `body` under `secret`, to be digested. Signing asks it for hex text itself: a
+ * third less CPU than its bytes turned into hex afterwards.
+ */
+function hmac(body: string | Uint8Array, secret: string): Hmac {
+  return createHmac('sha1', secret).update(body);
 }
