@@ -41,3 +41,11 @@ export function integerFlag(values, name, least) {
   if (!Number.isInteger(value) || value < least) fail(`Expected --${name} to be an integer >= ${least}, got ${JSON.stringify(values[name])}`);
   return value;
 }
+
+/**
+ * `values['node-flags']` as a list of Node/V8 flags (given as `--node-flags="--a --b"`: a value that
+ * starts with a dash needs the `=`).
+ */
+export function nodeFlags(values) {
+  return values['node-flags'].split(/\s+/).filter((flag) => flag !== '');
+}

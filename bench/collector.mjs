@@ -54,7 +54,7 @@ import { SourceMap } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Analytics } from '../packages/client/dist/index.js';
-import { benchArgs, fail, integerFlag } from './args.mjs';
+import { benchArgs, fail, integerFlag, nodeFlags } from './args.mjs';
 import { builtCli } from './builds.mjs';
 import { nextMessage } from './ipc.mjs';
 import { freshDatabase, openServer } from './postgres.mjs';
@@ -106,7 +106,7 @@ const builds = [
     script: here('../packages/client/dist/cli.js'),
     flags: args['log-format'] === undefined ? [] : ['--log-format', args['log-format']],
     scrape: settings.scrape,
-    nodeFlags: args['node-flags'].split(/\s+/).filter((flag) => flag !== ''),
+    nodeFlags: nodeFlags(args),
   },
 ];
 if (args.baseline !== undefined) {

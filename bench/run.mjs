@@ -6,7 +6,7 @@
 //                    [--flush-at N (20)] [--flush-interval MS (5000)] [--gzip] [--rounds N (3)]
 //                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
 //                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
-//                    [--node-flags "FLAGS" (Node/V8 flags for every SDK process of the run, e.g. --liftoff-only)]
+//                    [--node-flags="FLAGS" (Node/V8 flags for every SDK process of the run, e.g. --node-flags=--liftoff-only)]
 //   Throughput also measures track() against its floor and the ceiling (bench/client.mjs `floor`) and ours with a
 //   `spool` against ours without, in the same rounds.
 //                    [--run-timeout S (180, per SDK run)]
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpus, totalmem } from 'node:os';
-import { benchArgs, fail, integerFlag } from './args.mjs';
+import { benchArgs, fail, integerFlag, nodeFlags } from './args.mjs';
 import { builtFile } from './builds.mjs';
 import { nextMessage } from './ipc.mjs';
 
@@ -42,7 +42,7 @@ const args = benchArgs(import.meta.url, {
 
 const positiveInteger = (name) => integerFlag(args, name, 1);
 /** Given to every SDK process alike (ours, Segment's, the baseline), so that ratios stay fair. */
-const NODE_FLAGS = args['node-flags'].split(/\s+/).filter((flag) => flag !== '');
+const NODE_FLAGS = nodeFlags(args);
 
 const settings = {
   events: positiveInteger('events'),
