@@ -17,7 +17,7 @@ export { LIMITS } from './core/limits.js';
 export { OldestFirst } from './core/oldest-first.js';
 export { Queue } from './core/queue.js';
 export { Throttle } from './core/throttle.js';
-export { type JsonObject, MAX_TIME, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
+export { isoOf, type JsonObject, MAX_TIME, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
 export { integer, isPlainObject, parseHttpUrl } from './core/validate.js';
 export { log } from './platform/log.js';
 export { type AudienceState, audienceSync, audienceTrait, memberSet, traitNamed } from './webhooks/audience.js';

@@ -396,17 +396,27 @@ export const MAX_TIME = 8.64e15;
 /**
  * A time in ms since the epoch as ISO 8601, formatted once per millisecond: a busy server makes
  * many calls in one, and a collector stamps every message of a batch with the same `receivedAt`.
+ * The last two are kept: the collector formats each message's corrected `timestamp` between two
+ * uses of its batch's `receivedAt`, and one entry would be replaced by each in turn.
  */
 export function isoOf(ms: number): string {
-  if (ms !== lastMs) {
+  if (ms === newestMs) return newestIso;
+  if (ms !== olderMs) {
     // Formatted first: a time out of Date's range throws, and must not leave its ms cached.
-    lastIso = new Date(ms).toISOString();
-    lastMs = ms;
+    olderIso = new Date(ms).toISOString();
+    olderMs = ms;
   }
-  return lastIso;
+  const iso = olderIso;
+  olderMs = newestMs;
+  olderIso = newestIso;
+  newestMs = ms;
+  newestIso = iso;
+  return iso;
 }
-let lastMs = Number.NaN;
-let lastIso = '';
+let newestMs = Number.NaN;
+let newestIso = '';
+let olderMs = Number.NaN;
+let olderIso = '';
 
 function isoNow(): string {
   return isoOf(Date.now());

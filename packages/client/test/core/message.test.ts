@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Analytics, AnalyticsError, MessageTooLargeError, ValidationError, validateMessage } from '../../src/index.js';
-import { buildMessage, jsonOf, type MessageType, prepareMessage, type SerializedMessage, serializeMessage } from '../../src/core/message.js';
+import { buildMessage, isoOf, jsonOf, type MessageType, prepareMessage, type SerializedMessage, serializeMessage } from '../../src/core/message.js';
 import { MessageStore } from '../../src/client/batch.js';
 
 const defaults = { context: {}, integrations: {} };
@@ -184,5 +184,22 @@ describe('hostile call arguments (issue 11)', () => {
   it('keeps the thrown error as the cause', () => {
     const params = Object.defineProperty({ userId: 'u' }, 'event', { get: thrower, enumerable: true });
     expect(() => analytics.track(params as never)).toThrow(expect.objectContaining({ cause: expect.objectContaining({ message: 'getter blew up' }) }));
+  });
+});
+
+describe('isoOf', () => {
+  it('gives each time its own ISO 8601 text, however the times it is asked for alternate', () => {
+    const base = Date.UTC(2026, 10, 27, 12, 0, 0);
+    // The collector's order: a message's corrected timestamp, then its batch's receivedAt, over and over.
+    const asked = [base, base + 40, base, base + 40, base + 1, base + 40, base + 2, base + 1, base + 2, base + 2, base + 40, base];
+    expect(asked.map((ms) => isoOf(ms))).toEqual(asked.map((ms) => new Date(ms).toISOString()));
+  });
+
+  it('throws for a time beyond the dates a Date holds, and keeps formatting the others', () => {
+    const base = Date.UTC(2026, 10, 27);
+    expect(isoOf(base)).toBe('2026-11-27T00:00:00.000Z');
+    expect(() => isoOf(8.64e15 + 1)).toThrow(RangeError);
+    expect(isoOf(base + 1)).toBe('2026-11-27T00:00:00.001Z');
+    expect(isoOf(base)).toBe('2026-11-27T00:00:00.000Z');
   });
 });

@@ -1,4 +1,4 @@
-import { describe, isPlainObject, type JsonObject, MAX_TIME, type Message } from 'batched-analytics/internal';
+import { describe, isoOf, isPlainObject, type JsonObject, MAX_TIME, type Message } from 'batched-analytics/internal';
 import { RequestError } from './http.js';
 
 /**
@@ -90,7 +90,7 @@ export function timeOf(value: unknown, field: string): number {
 }
 
 function correctedTime(time: number, path: string | undefined): string {
-  if (Math.abs(time) <= MAX_TIME) return new Date(time).toISOString();
+  if (Math.abs(time) <= MAX_TIME) return isoOf(time);
   const field = path === undefined ? 'sentAt' : `${path}.sentAt`;
   throw new RequestError(400, 'ERR_VALIDATION', `Expected \`${field}\` and \`timestamp\` to give a corrected timestamp within the dates JavaScript holds, got one out of range`, field);
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { AnalyticsError, describe, displayUrl, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, describe, displayUrl, isoOf, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
 import { AddressSet } from '../config/cidr.js';
 import { Cors } from './cors.js';
 import type { Arrival } from './enrich.js';
@@ -126,7 +126,7 @@ export function createHandler(context: ServerContext): RequestListener {
           const from = (source = fromHeader ?? writeKeys.sourceOfBody(parsed));
           cors.check(req, res, from);
           const receivedAt = Date.now();
-          const arrival: Arrival = { receivedAt, receivedIso: new Date(receivedAt).toISOString(), ip: proxies.clientAddress(req) };
+          const arrival: Arrival = { receivedAt, receivedIso: isoOf(receivedAt), ip: proxies.clientAddress(req) };
           const messages = parse(parsed, arrival);
           await context.router.accept(
             messages.map((message) => ({ source: from, message, routes: routeMessage(from, message) })),
