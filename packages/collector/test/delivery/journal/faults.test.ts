@@ -4,7 +4,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JournalStore } from '../../../src/delivery/journal/store.js';
-import type { Delivery } from '../../../src/delivery/store.js';
+import { type Delivery, StoreUnavailableError } from '../../../src/delivery/store.js';
 import { tempDir } from '../../../../../test/helpers/collector.js';
 import { mountTmpfs, type Tmpfs } from '../../../../../test/helpers/tmpfs.js';
 import { delivery } from '../store-contract.js';
@@ -87,6 +87,19 @@ describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipp
     await second.open();
     expect((await second.ingest(arrivals)).repeats).toEqual([undefined, undefined]);
     expect((await second.claim(100, 60_000)).map((held) => held.delivery.id)).toEqual(['big']);
+  });
+
+  it('fails a repeat that came while its first acceptance was being written, when that write fails: no 200 for a message then lost', async () => {
+    const first = store();
+    await first.open();
+    disk.fill(8 * 1024);
+    const original = first.ingest([{ source: 'web', messageId: 'm-once', delivery: sized('big', 64 * 1024) }]);
+    const repeat = first.ingest([{ source: 'web', messageId: 'm-once', delivery: delivery('again') }]);
+    await expect(original).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(repeat).rejects.toBeInstanceOf(StoreUnavailableError);
+    disk.drain();
+    // Neither left its id behind: the client's resend is recorded.
+    expect((await first.ingest([{ source: 'web', messageId: 'm-once', delivery: delivery('resent') }])).repeats).toEqual([undefined]);
   });
 
   it('records settlements on a full disk, reclaims what was delivered, and accepts again by itself', async () => {
