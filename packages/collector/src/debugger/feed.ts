@@ -1,4 +1,4 @@
-import { describeFilter, displayUrl, filterTakes, type WebhookFilter } from 'batched-analytics/internal';
+import { describeFilter, displayUrl, filterTakes, isoOf, type WebhookFilter } from 'batched-analytics/internal';
 import { ALERTS_SOURCE, type SourceConfig, WEBHOOKS } from '../config/config.js';
 import type { DeliveryEmitter, Entry, Route } from '../delivery/events.js';
 import type { EventHub } from './events.js';
@@ -29,8 +29,6 @@ export class PageFeed {
   #sources: ReadonlyMap<string, SourceConfig>;
   /** Each source's webhook URLs as the page shows them, parsed once rather than for every event. */
   readonly #shownUrls = new Map<string, ShownUrl[]>();
-  /** The last acceptance time shown, and as text: the entries of one acceptance share it. */
-  #received = { at: Number.NaN, text: '' };
   constructor(options: { hub: EventHub; sources: ReadonlyMap<string, SourceConfig> }) {
     this.#hub = options.hub;
     this.#sources = options.sources;
@@ -107,7 +105,8 @@ export class PageFeed {
     const accepted = message as unknown as Record<string, unknown>;
     const view: EventView = {
       id,
-      receivedAt: this.#receivedText(receivedAt),
+      // The entries of one acceptance share their time: formatted once (see isoOf).
+      receivedAt: isoOf(receivedAt),
       source,
       origin,
       message: forwarded && !whole ? outlineOf(accepted) : accepted,
@@ -117,11 +116,6 @@ export class PageFeed {
     };
     if (entry.replayOf !== undefined) view.replayOf = entry.replayOf;
     return view;
-  }
-
-  #receivedText(at: number): string {
-    if (at !== this.#received.at) this.#received = { at, text: new Date(at).toISOString() };
-    return this.#received.text;
   }
 
   #shownUrlsOf(source: string): ShownUrl[] {
