@@ -138,7 +138,7 @@ export class EventHub {
     entry.recorded = state;
     history.record(entry);
     if (++this.#appended > this.#options.retention) {
-      history.compact(this.#events.values());
+      history.compact();
       this.#appended = 0;
     }
   }

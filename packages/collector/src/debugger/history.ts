@@ -33,8 +33,8 @@ export interface EventHistory {
   open(): Promise<HistoryEntry[]>;
   /** Keeps an event's latest state; a later record of the same event replaces an earlier one. */
   record(entry: HistoryEntry): void;
-  /** Rewrites the history with only these entries (the ones still kept), so it stops growing. */
-  compact(entries: Iterable<HistoryEntry>): void;
+  /** Keeps at most `retention` of the newest states recorded (what was recorded before included), so it stops growing. */
+  compact(): void;
   /**
    * Present when other processes record into the same history (collectors sharing a database):
    * calls `listener` with the latest states of the newest `backlog` events, then with each state
@@ -82,13 +82,6 @@ export class HistoryFile implements EventHistory {
   #buffer: Lines | undefined;
   /** Queues them as one append {@link APPEND_DELAY} ms after the first. */
   #flushing: NodeJS.Timeout | undefined;
-  /**
-   * The line each entry was last written as: a compaction, which rewrites the whole history once
-   * per `retention` lines appended, writes these again instead of serialising every entry once
-   * more (for each message, as much work as its own line). What an entry was last written as is
-   * its recorded state; what changed in it since without a new state is not the history's.
-   */
-  readonly #lines = new WeakMap<HistoryEntry, string>();
   /** The writes in order; never rejects (failures are logged: the history is best effort). */
   #writes: Promise<void> = Promise.resolve();
   /** The file's size as written, in bytes. */
@@ -142,15 +135,17 @@ export class HistoryFile implements EventHistory {
     const line = `${JSON.stringify(entry)}\n`;
     this.#buffer.text.push(line);
     this.#buffer.bytes.push(Buffer.byteLength(line));
-    this.#lines.set(entry, line);
   }
 
-  compact(entries: Iterable<HistoryEntry>): void {
-    const kept = [...entries];
-    // The entries hold every state still waiting to be appended.
-    clearTimeout(this.#flushing);
-    this.#buffer = undefined;
-    this.#queue(() => this.#rewrite(kept));
+  /**
+   * Cuts the file to its newest `retention` lines, after appending what waits: one line per
+   * recorded state, nearly always one per event (recorded when it ends). Copying the file's own
+   * tail costs a read per `retention` lines; rewriting the page's kept events instead cost a line
+   * serialised again, or kept aside, for every message.
+   */
+  compact(): void {
+    this.#flush();
+    this.#queue(() => this.#keepNewest());
   }
 
   close(): Promise<void> {
@@ -206,6 +201,21 @@ export class HistoryFile implements EventHistory {
     this.#report.warn('collector: the disk is short: the live page\'s history (%s) is emptied and not written until there is room', this.#file);
   }
 
+  /** Keeps the newest `retention` lines of the file. */
+  async #keepNewest(): Promise<void> {
+    let text: Buffer;
+    try {
+      text = await readFile(this.#file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    // The last byte is a line's end: the search starts before it.
+    let from = text.length - 1;
+    for (let lines = 0; lines < this.#retention && from > 0; lines++) from = text.lastIndexOf(0x0a, from - 1);
+    if (from > 0) await this.#replace(text.subarray(from + 1));
+  }
+
   /** Keeps the newest whole lines of the file within `most` bytes. */
   async #cut(most: number): Promise<void> {
     const text = await readFile(this.#file);
@@ -219,7 +229,7 @@ export class HistoryFile implements EventHistory {
     // Newest first, as far as the disk's share goes: each line made once, for its size and its write.
     const lines: string[] = [];
     for (let bytes = 0, index = entries.length - 1; index >= 0; index--) {
-      const line = this.#lineOf(entries[index]!);
+      const line = `${JSON.stringify(entries[index])}\n`;
       bytes += Buffer.byteLength(line);
       if (bytes > disk.total * LOOK_BACK_SHARE) break;
       lines.push(line);
@@ -228,11 +238,6 @@ export class HistoryFile implements EventHistory {
     await this.#replace(async (write) => {
       for (let from = 0; from < lines.length; from += REWRITE_CHUNK) await write(lines.slice(from, from + REWRITE_CHUNK).join(''));
     });
-  }
-
-  /** The line an entry was last written as; one never written (still under way) as it is now. */
-  #lineOf(entry: HistoryEntry): string {
-    return this.#lines.get(entry) ?? `${JSON.stringify(entry)}\n`;
   }
 
   /** Written aside and renamed over, so a crash leaves the old file or the new one, whole. */

@@ -54,7 +54,7 @@ describe('HistoryFile', () => {
     expect((await new HistoryFile(dir, 2, report).open()).map((entry) => entry.view.id)).toEqual(['second', 'third']);
   });
 
-  it('skips a line cut short by a crash, and compaction leaves only the entries given', async () => {
+  it('skips a line cut short by a crash', async () => {
     const dir = path.join(temp.dir, 'crash');
     const history = new HistoryFile(dir, 10, report);
     await history.open();
@@ -64,10 +64,22 @@ describe('HistoryFile', () => {
     const reopened = new HistoryFile(dir, 10, report);
     expect((await reopened.open()).map((entry) => entry.view.id)).toEqual(['a']);
     reopened.record({ view: view('b', 'failed') });
-    reopened.compact([{ view: view('z', 'delivered') }]);
-    reopened.record({ view: view('y', 'failed') });
     await reopened.close();
-    expect((await new HistoryFile(dir, 10, report).open()).map((entry) => entry.view.id)).toEqual(['z', 'y']);
+    expect((await new HistoryFile(dir, 10, report).open()).map((entry) => entry.view.id)).toEqual(['a', 'b']);
+  });
+
+  it('compaction keeps the newest `retention` lines, with what was recorded before it: the file stops growing', async () => {
+    const dir = path.join(temp.dir, 'compact');
+    const history = new HistoryFile(dir, 3, report);
+    await history.open();
+    const lines = () => readFileSync(path.join(dir, 'history.ndjson'), 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as HistoryEntry).view.id);
+    for (const id of ['a', 'b', 'c', 'd']) history.record({ view: view(id, 'delivered') });
+    await history.close();
+    history.record({ view: view('e', 'delivered') });
+    history.compact();
+    history.record({ view: view('f', 'delivered') });
+    await history.close();
+    expect(lines()).toEqual(['c', 'd', 'e', 'f']);
   });
 });
 

@@ -214,7 +214,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresHistory${POSTGRES_SKIP ? `
       history.record(entry(id));
       await history.close();
     }
-    history.compact([]);
+    history.compact();
     const rows = await rowsOf(url, 'SELECT id FROM events ORDER BY seq', (rows) => rows.length <= 3);
     expect(rows.map((row) => row.id)).toEqual(['c', 'd', 'e']);
   });
