@@ -31,6 +31,9 @@ export interface SlotWaiter {
  */
 const FAILED_KEPT = 1_000;
 
+/** Waiters a lane queues before it first drops those another lane served (see {@link UrlLane.wait}). */
+const SWEEP_FLOOR = 1_024;
+
 /**
  * One URL's share of a destination: how many requests are in progress to it (at most
  * `maxInProgress`; deliveries that find it full go to the destination's other URLs or wait), and
@@ -68,6 +71,8 @@ export class UrlLane {
   #lastFailure: DeliveryError | undefined;
   /** A FIFO, not an array: a backlog of thousands of deliveries waits here, and `Array#shift` is O(n). */
   readonly #waiters = new Queue<SlotWaiter>();
+  /** The queue's length at which the waiters another lane served are dropped. */
+  #sweepAt = SWEEP_FLOOR;
 
   constructor(index: number, limits: LaneLimits) {
     this.index = index;
@@ -119,9 +124,24 @@ export class UrlLane {
     return this.#openUntil - now;
   }
 
-  /** Queues a waiter for the next slot this lane frees while its breaker is closed. */
+  /**
+   * Queues a waiter for the next slot this lane frees while its breaker is closed. A waiter
+   * another lane served stays queued until this one frees a slot, which a URL that does not answer
+   * does only at its timeout: meanwhile every delivery that went elsewhere would wait here, with
+   * its attempt's state (20,000 a second on a busy collector). So once the queue has doubled since
+   * the last look, those are dropped: it holds at most about twice the live waiters.
+   */
   wait(waiter: SlotWaiter): void {
     this.#waiters.push(waiter);
+    if (this.#waiters.length < this.#sweepAt) return;
+    const live = this.#waiters.drain().filter((queued) => !queued.done);
+    for (const queued of live) this.#waiters.push(queued);
+    this.#sweepAt = Math.max(SWEEP_FLOOR, 2 * live.length);
+  }
+
+  /** Waiters queued, some of them perhaps served by another lane since (see {@link wait}). */
+  get waiting(): number {
+    return this.#waiters.length;
   }
 
   /**

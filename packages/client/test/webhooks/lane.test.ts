@@ -1,6 +1,6 @@
 // The breaker of one URL: pure logic on the clock it is given (times in ms), no timers.
 import { describe, expect, it } from 'vitest';
-import { UrlLane } from '../../src/webhooks/lane.js';
+import { type SlotWaiter, UrlLane } from '../../src/webhooks/lane.js';
 
 const lane = (breakerThreshold = 3) => new UrlLane(0, { maxInProgress: 10, breakerThreshold, minCooldown: 1_000, maxCooldown: 4_000 });
 
@@ -11,6 +11,21 @@ function request(url: UrlLane, id: string, now: number, outcome: 'ok' | 'failed'
 }
 
 describe('UrlLane', () => {
+  it('holds about twice its live waiters while its requests do not end and other lanes serve the rest, and still serves the live ones in order', () => {
+    const url = lane();
+    for (let n = 0; n < 10; n++) expect(url.tryAcquire(0, `hanging-${n}`)).toBe(true);
+    const woken: number[] = [];
+    for (let n = 0; n < 100_000; n++) {
+      const waiter: SlotWaiter = { done: false, wake: () => woken.push(n) };
+      url.wait(waiter);
+      // Served by another lane, as nearly every delivery is while this URL hangs.
+      if (n % 1_000 !== 0) waiter.done = true;
+    }
+    expect(url.waiting).toBeLessThanOrEqual(2_048);
+    for (let n = 0; n < 10; n++) url.release('ok', 1_000, `hanging-${n}`);
+    expect(woken).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000]);
+  });
+
   it('opens once the requests of breakerThreshold different deliveries failed in a row; one delivery failing again counts once', () => {
     const url = lane(3);
     for (let n = 0; n < 6; n++) request(url, 'poison', n, 'failed');
