@@ -21,8 +21,11 @@ interface Destination {
 const CLAIM_BATCH = 500;
 
 /**
- * Attempts started at once per source, for each of its URLs, in multiples of `maxRequestsPerUrl`:
- * the rest of the claims held wait as plain data. An attempt started waits for a slot as a chain
+ * Attempts started at once per source, for each of its URLs whose breaker is closed (one URL's
+ * worth when none is), in multiples of `maxRequestsPerUrl`: the rest of the claims held wait as
+ * plain data. A URL whose breaker is open takes no request but a probe: counting its slots only
+ * started attempts to wait for the other URLs' (with a silent URL beside a healthy one, 512
+ * attempts where 256 keep the healthy one busy). An attempt started waits for a slot as a chain
  * of suspended calls and promises, about 4 kB each: the 10,000 claims (`maxInFlight`) of a source
  * whose receiver is down held about 40 MB of them. Four times what the URLs take in progress keeps
  * every slot busy while the attempts before are still writing their outcomes to the store (an
@@ -291,17 +294,23 @@ export class Deliverer {
       this.#deliver(held).finally(() => {
         this.#held.delete(held.delivery.id);
         starts.started -= 1;
-        // Once closed, what waits stays held: close() gives it back to the store.
-        const next = this.#closed ? undefined : starts.waiting.shift();
-        if (next !== undefined) this.#start(next, starts);
+        // Once closed, what waits stays held: close() gives it back to the store. As many as the
+        // source takes now: more than one when a breaker closed since.
+        const source = held.delivery.source;
+        while (!this.#closed && starts.started < this.#startsFor(source)) {
+          const next = starts.waiting.shift();
+          if (next === undefined) break;
+          this.#start(next, starts);
+        }
         if (this.#backlog) this.#claim();
       }),
     );
   }
 
-  /** How many attempts of `source` may be under way at once. */
+  /** How many attempts of `source` may be under way at once (see {@link STARTED_PER_SLOT}). */
   #startsFor(source: string): number {
-    const urls = this.#sources.get(source)?.webhooks?.webhooks.length ?? 1;
+    const destination = this.#destinations.get(source)?.destination;
+    const urls = destination === undefined ? (this.#sources.get(source)?.webhooks?.webhooks.length ?? 1) : Math.max(1, closedBreakers(destination));
     return STARTED_PER_SLOT * (this.#options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl) * urls;
   }
 
@@ -497,4 +506,11 @@ function indexOfUrl(webhooks: WebhookSettings['webhooks'], url: string): number 
 /** The URLs a delivery's first attempt goes to: those whose filter takes it. */
 function takersOf(settings: WebhookSettings, { type, event }: PreparedWebhook): number[] {
   return settings.webhooks.flatMap(({ filter }, index) => (filterTakes(filter, type, event) ? [index] : []));
+}
+
+/** How many of a destination's URLs have their breaker closed. */
+function closedBreakers(destination: WebhookDestination): number {
+  let closed = 0;
+  for (const { open } of destination.breakers()) if (!open) closed += 1;
+  return closed;
 }
