@@ -203,24 +203,26 @@ export class HistoryFile implements EventHistory {
 
   /** Keeps the newest `retention` lines of the file. */
   async #keepNewest(): Promise<void> {
-    let text: Buffer;
-    try {
-      text = await readFile(this.#file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
-    // The last byte is a line's end: the search starts before it.
-    let from = text.length - 1;
-    for (let lines = 0; lines < this.#retention && from > 0; lines++) from = text.lastIndexOf(0x0a, from - 1);
-    if (from > 0) await this.#replace(text.subarray(from + 1));
+    // Nothing appended yet (or let go): no file to cut, or an empty one.
+    if (this.#size === 0) return;
+    await this.#keepFrom((text) => {
+      // The last byte is a line's end: the search starts before it.
+      let end = text.length - 1;
+      for (let lines = 0; lines < this.#retention && end > 0; lines++) end = text.lastIndexOf(0x0a, end - 1);
+      return end + 1;
+    });
   }
 
   /** Keeps the newest whole lines of the file within `most` bytes. */
   async #cut(most: number): Promise<void> {
+    await this.#keepFrom((text) => (most <= 0 ? text.length : text.indexOf(0x0a, Math.max(0, text.length - most - 1)) + 1));
+  }
+
+  /** Keeps the file from the byte `start` finds in it on (a line's start); from 0, as it is. */
+  async #keepFrom(start: (text: Buffer) => number): Promise<void> {
     const text = await readFile(this.#file);
-    const from = most <= 0 ? text.length : text.indexOf(0x0a, Math.max(0, text.length - most - 1)) + 1;
-    await this.#replace(text.subarray(from));
+    const from = start(text);
+    if (from > 0) await this.#replace(text.subarray(from));
   }
 
   /** The newest of `entries` that fit the disk's share, written aside and renamed over. */
