@@ -295,12 +295,11 @@ export class Deliverer {
         this.#held.delete(held.delivery.id);
         starts.started -= 1;
         // Once closed, what waits stays held: close() gives it back to the store. As many as the
-        // source takes now: more than one when a breaker closed since.
-        const source = held.delivery.source;
-        while (!this.#closed && starts.started < this.#startsFor(source)) {
-          const next = starts.waiting.shift();
-          if (next === undefined) break;
-          this.#start(next, starts);
+        // source takes now: more than one when a breaker closed since. Its breakers are read only
+        // when something waits.
+        if (!this.#closed && starts.waiting.length > 0) {
+          const most = this.#startsFor(held.delivery.source);
+          while (starts.started < most && starts.waiting.length > 0) this.#start(starts.waiting.shift()!, starts);
         }
         if (this.#backlog) this.#claim();
       }),
