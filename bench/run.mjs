@@ -7,7 +7,7 @@
 //                    [--outage-ms MS (20000)] [--outage-events N (50000)] [--outage-segment]
 //                    [--profile (node --cpu-prof each SDK run into bench/profiles/)]
 //                    [--node-flags="FLAGS" (Node/V8 flags for every SDK process of the run, e.g. --node-flags=--liftoff-only)]
-//   Throughput also measures track() against its floor and the ceiling (bench/client.mjs `floor`) and ours with a
+//   Throughput also measures track() against its floor, the ceiling and the heap ceiling (bench/client.mjs `floor`) and ours with a
 //   `spool` against ours without, in the same rounds.
 //                    [--run-timeout S (180, per SDK run)]
 //                    [--against DIR (throughput: compare with the batched-analytics built in DIR,
@@ -100,7 +100,8 @@ async function startSink() {
 
 /** Runs bench/client.mjs once; `onMessage` sees its progress messages. Killed at the run timeout. */
 function runClient(config, onMessage = () => {}) {
-  const execArgv = [...NODE_FLAGS];
+  // The heap ceiling measures what a queue holds on the heap between two full collections.
+  const execArgv = config.heapCeiling ? [...NODE_FLAGS, '--expose-gc'] : [...NODE_FLAGS];
   if (args.profile) execArgv.push('--cpu-prof', `--cpu-prof-dir=${here('./profiles/').pathname}`, `--cpu-prof-name=${config.sdk}-${config.scenario}-${Date.now()}.cpuprofile`);
   const child = fork(here('./client.mjs'), [JSON.stringify(config)], { stdio: 'inherit', execArgv });
   child.on('message', onMessage);
@@ -163,8 +164,23 @@ async function floorRun(sdk = 'ours') {
   try {
     sink.expect(settings.events);
     const config = { sdk, dist: sdk === 'baseline' ? baselineDist : undefined, scenario: 'floor', url: sink.url, events: settings.events, flushAt: settings.flushAt, flushInterval: settings.flushInterval, gzip: settings.gzip, closeTimeout: settings.runTimeoutMs };
-    const { trackUs, floorUs, ratio, ceilingUs, ceilingRatio } = await runClient(config);
-    return { trackUs, floorUs, ratio, ceilingUs, ceilingRatio };
+    const { trackUs, floorUs, ratio, ceilingUs, ceilingRatio, maxRss } = await runClient(config);
+    // The heap ceiling in a process of its own (see bench/client.mjs), beside its own floor. Each
+    // process ends holding as many messages: the client's queue in its store, or the heap's entries.
+    const heap = await runClient({ ...config, heapCeiling: true });
+    return {
+      trackUs,
+      floorUs,
+      ratio,
+      ceilingUs,
+      ceilingRatio,
+      rss: maxRss / 2 ** 20,
+      heapUs: heap.heapUs,
+      heapRatio: heap.heapRatio,
+      heapBytes: heap.heapBytes,
+      storeBytes: heap.storeBytes,
+      heapRss: heap.maxRss / 2 ** 20,
+    };
   } finally {
     await sink.stop();
   }
@@ -203,7 +219,9 @@ async function throughput() {
   const showFloor = (round, who, floor) =>
     console.log(
       `round ${round} floor ${who.padEnd(8)} track=${floor.trackUs.toFixed(2)} µs floor=${floor.floorUs.toFixed(2)} µs ratio=${floor.ratio.toFixed(3)} ` +
-        `ceiling=${floor.ceilingUs.toFixed(2)} µs (${floor.ceilingRatio.toFixed(3)}×)`,
+        `ceiling=${floor.ceilingUs.toFixed(2)} µs (${floor.ceilingRatio.toFixed(3)}×) ` +
+        `heap-ceiling=${floor.heapUs.toFixed(2)} µs (${floor.heapRatio.toFixed(3)}×, ${floor.heapBytes.toFixed(0)} B of heap a message against ${floor.storeBytes.toFixed(0)} off it; ` +
+        `peak RSS ${floor.heapRss.toFixed(0)} MB against ${floor.rss.toFixed(0)})`,
     );
   for (let round = 1; round <= rounds; round++) {
     // Alternate who goes first, so drift (thermal, page cache) does not favour one SDK.
@@ -267,6 +285,15 @@ async function throughput() {
   }
   console.log(
     `| the ceiling µs/call : its floor (the floor plus the UTF-8 byte count, the copy into an off-heap slab and a queue entry; no validation) | ${floor.ceilingUs.toFixed(2)} | floor ${floor.floorUs.toFixed(2)} | ${floor.ceilingRatio.toFixed(3)}× | |`,
+  );
+  console.log(
+    `| the heap ceiling µs/call : its floor (the floor plus a queue entry holding the JSON string on the V8 heap; no byte count, no copy, no validation; a process of its own) | ${floor.heapUs.toFixed(2)} | floor ${floor.floorUs.toFixed(2)} | ${floor.heapRatio.toFixed(3)}× | |`,
+  );
+  console.log(
+    `| what the heap ceiling holds per queued message | ${floor.heapBytes.toFixed(0)} B of V8 heap | off the heap: ${floor.storeBytes.toFixed(0)} B | ${(floor.heapBytes / floor.storeBytes).toFixed(2)}× | |`,
+  );
+  console.log(
+    `| peak RSS MB of a process holding ${thousands(settings.events)} queued messages: on the heap (the heap ceiling's) against off it (track()'s, in its store) | ${floor.heapRss.toFixed(0)} | ${floor.rss.toFixed(0)} | ${(floor.heapRss / floor.rss).toFixed(2)}× | |`,
   );
   const spooled = medians(runs.spooled);
   console.log(`\nThe spool: ours with \`spool\` (a fresh temporary directory) against ours without, same rounds:\n`);
