@@ -4,9 +4,11 @@
 // scenarios: the source has one healthy webhook URL; or a stalled URL (never answers) and the
 // healthy one. With --baseline DIR, the same runs use DIR/dist/cli.js as the collector too (e.g. a
 // worktree of an older commit, built), interleaved with ours, and the table shows ratios. With
-// --ceiling, bench/bare-forwarder.mjs runs as two more collectors: what one HTTP request per message
-// allows on this machine, and the same with the least a durable collector must add (each batch
-// appended and fsynced before its 200, each delivery appended). With --store, each build also runs with its queue in PostgreSQL, in a
+// --ceiling, bench/bare-forwarder.mjs runs as three more collectors: what one HTTP request per message
+// allows on this machine, the same with the least a durable collector must add (each batch
+// appended and fsynced before its 200, each delivery appended), and the lean collector: the
+// collector's contract per message done plainly (validation, enrichment, de-duplication, the
+// webhook body, the delivery and its record journaled), without the page, claims or retries. With --store, each build also runs with its queue in PostgreSQL, in a
 // fresh database per run (bench/postgres.mjs): one `serve` process, and three on one database with
 // the messages sent round-robin to them (one client each); the table adds the SQL statements per
 // delivered message (pg_stat_statements; "n/a" with the reason when the server does not have it)
@@ -118,6 +120,7 @@ if (args.ceiling) {
   builds.push(
     { name: 'bare forwarder', label: 'ceiling', script: here('./bare-forwarder.mjs'), queueless: true },
     { name: 'durable bare forwarder', label: 'durable-ceiling', script: here('./bare-forwarder.mjs'), flags: ['--durable'], queueless: true },
+    { name: 'lean collector', label: 'lean-ceiling', script: here('./bare-forwarder.mjs'), flags: ['--lean'], queueless: true },
   );
 }
 /** Where a build's collectors keep their queue, and how many `serve` processes share it. */
@@ -799,7 +802,10 @@ const baseline = builds.find((build) => build.label === 'baseline');
 const ratios = [
   ...(baseline === undefined ? [] : stores.map((store) => [columnOf(builds[0], store), columnOf(baseline, store), `ratio to ${baseline.name}${stores.length > 1 ? `, ${store.name}` : ''}`])),
   [columnOf(builds[0], stores[0]), columns.find((column) => column.build.label === 'ceiling'), 'ratio to the bare forwarder'],
-].filter(([, base]) => base !== undefined);
+  // How near the bare forwarder the collector's contract alone allows, and ours against that.
+  [columns.find((column) => column.build.label === 'lean-ceiling'), columns.find((column) => column.build.label === 'ceiling'), 'lean collector : bare forwarder'],
+  [columnOf(builds[0], stores[0]), columns.find((column) => column.build.label === 'lean-ceiling'), 'ratio to the lean collector'],
+].filter(([ours, base]) => ours !== undefined && base !== undefined);
 for (const scenario of scenarios.filter((s) => s !== 'outage' && s !== 'ingest')) {
   const title = TITLES[scenario];
   console.log(`\n### ${title} (median of ${settings.rounds}; ratios: the median of each round's)\n`);
