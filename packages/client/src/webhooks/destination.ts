@@ -11,7 +11,7 @@ import { post } from '../http/transport.js';
 import type { WebhookInput, WebhookType } from './body.js';
 import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
 import { filterTakes } from './filter.js';
-import { type RequestOutcome, type SlotWaiter, UrlLane } from './lane.js';
+import { type RequestOutcome, type SlotWaiter, UrlLane, WOKEN } from './lane.js';
 import { type PreparedWebhook, prepareWebhook } from './prepared.js';
 import {
   displayUrl,
@@ -506,7 +506,13 @@ export class WebhookDestination {
       let settled = false;
       const settle = (): void => {
         settled = true;
-        for (const waiter of waiters) waiter.done = true;
+        // A waiter stays queued at its lane until that lane's next sweep (a URL that does not
+        // answer sweeps only when its queue has doubled): without this it keeps the attempt's
+        // state, the body included, alive all that time.
+        for (const waiter of waiters) {
+          waiter.done = true;
+          waiter.wake = WOKEN;
+        }
       };
       const failed = (failure: WebhookFailure): void => {
         failures.push(failure);

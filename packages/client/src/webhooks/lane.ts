@@ -20,9 +20,16 @@ export interface LaneLimits {
 /** A delivery waiting for a free slot on any of several lanes; the first lane to free one wins. */
 export interface SlotWaiter {
   done: boolean;
-  /** Called with the lane that handed over a slot, or `undefined` when the caller should look again. */
-  wake(lane: UrlLane | undefined): void;
+  /**
+   * Called with the lane that handed over a slot, or `undefined` when the caller should look again.
+   * A waiter that is done may be replaced by a function that does nothing: a lane keeps it until
+   * its next sweep (see {@link UrlLane.wait}), and it should not keep its attempt's state meanwhile.
+   */
+  wake: (lane: UrlLane | undefined) => void;
 }
+
+/** What a waiter's `wake` becomes once it is done: it holds nothing. */
+export const WOKEN: SlotWaiter['wake'] = () => undefined;
 
 /**
  * How many of the deliveries whose requests failed while the breaker was open it keeps from

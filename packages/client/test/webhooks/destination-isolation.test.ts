@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -90,6 +92,37 @@ describe('WebhookDestination isolation between URLs (loopback receivers)', () =>
     const results = await Promise.all(deliveries);
     expect(results.every((result) => !result.delivered && result.error?.name === 'ClosedError')).toBe(true);
     expect(stalled.requests).toHaveLength(2);
+  });
+
+  it('keeps nothing of a delivery another URL took while a URL that does not answer still has it queued', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const healthy = await receiver(status(200));
+    const stalled = await receiver(stall);
+    const dest = destination({ webhooks: [{ url: stalled.url }, { url: healthy.url }] }, { timeout: 60_000, maxRequestsPerUrl: 4 });
+    // The stalled URL's four slots fill and stay full until the timeout.
+    await Promise.all(Array.from({ length: 4 }, (_, n) => dest.deliver(message(n))));
+    await stalled.nth(4);
+    // The heap after a full collection (the bytes sent are freed off the heap a moment later, so
+    // they would make the figure depend on timing).
+    const held = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = held();
+
+    // One at a time: each finds room at the healthy URL and none at the stalled one, where it
+    // waits for a slot until the healthy URL's 200 settles it. 500 of them stay under the lane's
+    // first sweep (1,024), so each is still queued there at the end.
+    const padding = 'x'.repeat(32 * 1024);
+    for (let n = 4; n < 504; n++) expect(await dest.deliver({ ...message(n), properties: { padding } })).toEqual({ delivered: true, attempts: 1 });
+
+    expect(healthy.requests).toHaveLength(504);
+    expect(stalled.requests).toHaveLength(4);
+    // What the test's receiver kept of them is not the destination's.
+    healthy.requests.splice(0);
+    // Their bodies as text alone are 16 MB.
+    expect(held() - before).toBeLessThan(4 * 1024 * 1024);
   });
 
   it('never has more than maxRequestsPerUrl requests in progress to a slow URL', async () => {
