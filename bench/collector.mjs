@@ -30,7 +30,8 @@
 //                              run, which then measures processes as they run for days; 0: from a cold start]
 //                              [--run-timeout S (30)] [--scenarios healthy,stalled (and/or remote: one URL answering
 //                              after --remote-delay MS (20), as across a network, where a collector's 64 requests per
-//                              URL bound what it forwards; and/or outage; and/or ingest)]
+//                              URL bound what it forwards; and/or silenced: a URL that answered all through the warm-up
+//                              stops answering as the measured run starts, beside the healthy one; and/or outage; and/or ingest)]
 //                              [--ingest-messages N (1000000) distinct messageIds the ingest scenario sends] [--ceiling] [--profile (node --cpu-prof the collector
 //                              into bench/profiles/ and print its top functions, and each collector's main-thread time per
 //                              message by part of the code: a package's src/ directory, through the built files' source
@@ -176,7 +177,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 async function startReceiver() {
   const child = fork(here('./receiver.mjs'), [], { stdio: 'inherit', env: { ...process.env, REMOTE_DELAY: String(settings.remoteDelay) } });
-  const { healthy, stalled, remote, outage } = await nextMessage(child, 'listening');
+  const { healthy, stalled, remote, outage, silencing } = await nextMessage(child, 'listening');
   const { pid } = child;
   const ask = (type) => {
     const reply = nextMessage(child, type);
@@ -191,8 +192,11 @@ async function startReceiver() {
     stalled,
     remote,
     outage,
+    silencing,
     /** Brings the outage URL up; resolves with when. */
     up: async () => (await ask('up')).at,
+    /** Makes the silencing URL stop answering. */
+    silence: () => ask('silence'),
     cpuMs: () => cpuMsOf(pid),
     count: async () => (await ask('count')).count,
     report: () => ask('report'),
@@ -321,6 +325,7 @@ async function run(build, store, scenario, server) {
         ({
           healthy: [{ url: urls.healthy }],
           stalled: [{ url: urls.stalled }, { url: urls.healthy }],
+          silenced: [{ url: urls.silencing }, { url: urls.healthy }],
           remote: [{ url: urls.remote }],
         })[scenario],
     );
@@ -368,6 +373,9 @@ async function run(build, store, scenario, server) {
     };
 
     const acceptedAt = new Array(settings.messages);
+    // A URL that answered all through the warm-up goes silent as the measured messages come: its
+    // breaker closed, its first `timeout` of requests that never end is in the measured run.
+    if (scenario === 'silenced') await receiver.silence();
     for (const collector of collectors) collector.mark('the measured run starts');
     const started = clock();
     const deadline = started + settings.runTimeoutMs;
@@ -406,6 +414,7 @@ async function run(build, store, scenario, server) {
       statementsPerMessage: statements?.count === undefined ? Number.NaN : statements.count / forwarded,
       statementsUnavailable: statements?.unavailable,
       stalledRequests: report.stalledRequests,
+      silencedRequests: report.silencedRequests,
       complete: forwarded === settings.messages,
     };
   } finally {
@@ -430,6 +439,7 @@ function failedRun(failure) {
     receiverCpuPerMessage: none,
     statementsPerMessage: none,
     stalledRequests: 0,
+    silencedRequests: 0,
     complete: false,
     failure,
   };
@@ -707,6 +717,7 @@ const scenarios = args.scenarios.split(',');
 const TITLES = {
   healthy: 'one healthy URL',
   stalled: 'a stalled URL and a healthy URL',
+  silenced: 'a URL going silent as the run starts, and a healthy URL',
   remote: `one URL answering after ${args['remote-delay']} ms`,
   outage: 'the receiver down while the messages arrive, then up',
   ingest: 'ingestion only (no webhooks): de-duplication on and off',
@@ -783,6 +794,7 @@ const rows = [
   // Counts, not rates: no ratio is shown for them. `only`: a row of that scenario alone.
   ['messages forwarded', (r) => r.forwarded, (v) => `${v.toLocaleString('en-US')} of ${settings.messages.toLocaleString('en-US')}`, { count: true }],
   ['requests to the stalled URL (the warm-up included)', (r) => r.stalledRequests, count, { count: true, only: 'stalled' }],
+  ['requests to the silenced URL once silent', (r) => r.silencedRequests, count, { count: true, only: 'silenced' }],
 ];
 const shown = (format, v) => (Number.isNaN(v) ? 'n/a' : format(v));
 const value = (column, scenario, pick) => median((results.get(`${column.label}/${scenario}`) ?? []).map(pick));
@@ -870,11 +882,11 @@ if (scenarios.includes('ingest')) {
   console.log(`\nDe-duplication costs ${(100 * cost).toFixed(1)} % of accepted msgs/s (target ≤ ${100 * DEDUPE_TARGETS.throughputShare} %: ${cost <= DEDUPE_TARGETS.throughputShare ? 'met' : 'missed'}), ` +
     `${mb(memory)} MB of RSS after the run and ${mb(peak)} MB of peak RSS (target ≤ ${mb(DEDUPE_TARGETS.rssBytes)} MB: ${Math.max(memory, peak) <= DEDUPE_TARGETS.rssBytes ? 'met' : 'missed'}).`);
 }
-if (scenarios.includes('healthy') && scenarios.includes('stalled')) {
-  console.log('\n### stalled URL added: forwarded msgs/s as a share of the healthy-only figure\n');
+for (const added of ['stalled', 'silenced'].filter((scenario) => scenarios.includes('healthy') && scenarios.includes(scenario))) {
+  console.log(`\n### ${added} URL added: forwarded msgs/s as a share of the healthy-only figure\n`);
   console.log('| collector | share |\n|---|---:|');
   for (const column of columns) {
-    const share = value(column, 'stalled', (r) => r.forwardedPerSecond) / value(column, 'healthy', (r) => r.forwardedPerSecond);
+    const share = value(column, added, (r) => r.forwardedPerSecond) / value(column, 'healthy', (r) => r.forwardedPerSecond);
     console.log(`| ${column.name} | ${(100 * share).toFixed(1)} % |`);
   }
 }
