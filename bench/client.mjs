@@ -237,5 +237,6 @@ async function floor(sdk) {
 const sdk = await load(config.sdk);
 const result = config.scenario === 'outage' ? await outage(sdk) : config.scenario === 'floor' ? await floor(sdk) : await throughput(sdk);
 // maxRSS is in KiB: the kernel's high-water mark for the whole process, missed samples included.
+// A result's own maxRss wins: the heap ceiling's is taken before its last steps copy its strings.
 const report = { type: 'result', maxRss: process.resourceUsage().maxRSS * 1024, ...result };
 process.send(report, () => process.exit(0));
