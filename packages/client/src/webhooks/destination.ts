@@ -11,7 +11,7 @@ import { post } from '../http/transport.js';
 import type { WebhookInput, WebhookType } from './body.js';
 import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
 import { filterTakes } from './filter.js';
-import { type RequestOutcome, type SlotWaiter, UrlLane, WOKEN } from './lane.js';
+import { finish, type RequestOutcome, type SlotWaiter, UrlLane } from './lane.js';
 import { type PreparedWebhook, prepareWebhook } from './prepared.js';
 import {
   displayUrl,
@@ -506,13 +506,7 @@ export class WebhookDestination {
       let settled = false;
       const settle = (): void => {
         settled = true;
-        // A waiter stays queued at its lane until that lane's next sweep (a URL that does not
-        // answer sweeps only when its queue has doubled): without this it keeps the attempt's
-        // state, the body included, alive all that time.
-        for (const waiter of waiters) {
-          waiter.done = true;
-          waiter.wake = WOKEN;
-        }
+        for (const waiter of waiters) finish(waiter);
       };
       const failed = (failure: WebhookFailure): void => {
         failures.push(failure);
@@ -538,7 +532,7 @@ export class WebhookDestination {
         const waiter: SlotWaiter = {
           done: false,
           wake: (given) => {
-            waiter.done = true;
+            finish(waiter);
             if (given !== undefined) return post(given);
             // Its breaker opened, or the destination is closing: not asked in this attempt.
             if (signal.aborted) {
@@ -563,7 +557,8 @@ export class WebhookDestination {
       const waiter: SlotWaiter = {
         done: false,
         wake: (lane) => {
-          waiter.done = true;
+          // It stays queued at the other lanes until their next sweep.
+          finish(waiter);
           resolve(lane);
         },
       };

@@ -19,17 +19,23 @@ export interface LaneLimits {
 
 /** A delivery waiting for a free slot on any of several lanes; the first lane to free one wins. */
 export interface SlotWaiter {
+  /** Set by {@link finish}. */
   done: boolean;
-  /**
-   * Called with the lane that handed over a slot, or `undefined` when the caller should look again.
-   * A waiter that is done may be replaced by a function that does nothing: a lane keeps it until
-   * its next sweep (see {@link UrlLane.wait}), and it should not keep its attempt's state meanwhile.
-   */
+  /** Called with the lane that handed over a slot, or `undefined` when the caller should look again. */
   wake: (lane: UrlLane | undefined) => void;
 }
 
-/** What a waiter's `wake` becomes once it is done: it holds nothing. */
-export const WOKEN: SlotWaiter['wake'] = () => undefined;
+const NOTHING: SlotWaiter['wake'] = () => undefined;
+
+/**
+ * Marks a waiter done: woken, or served by another lane. Its `wake` is let go of too: a lane keeps
+ * a done waiter until its next sweep (see {@link UrlLane.wait}), which a URL that does not answer
+ * makes only when its queue has doubled, and `wake` holds the attempt's state, body included.
+ */
+export function finish(waiter: SlotWaiter): void {
+  waiter.done = true;
+  waiter.wake = NOTHING;
+}
 
 /**
  * How many of the deliveries whose requests failed while the breaker was open it keeps from
