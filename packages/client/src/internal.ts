@@ -19,6 +19,7 @@ export { Queue } from './core/queue.js';
 export { Throttle } from './core/throttle.js';
 export { isoOf, type JsonObject, MAX_TIME, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
 export { integer, isPlainObject, parseHttpUrl } from './core/validate.js';
+export { liveOwner, ownerText } from './platform/lock-owner.js';
 export { log } from './platform/log.js';
 export { type AudienceState, audienceSync, audienceTrait, memberSet, traitNamed } from './webhooks/audience.js';
 export type { WebhookInput, WebhookType } from './webhooks/body.js';

@@ -10,14 +10,13 @@ import {
   listFiles,
   makeDir,
   openAppend,
-  ownPid,
-  processAlive,
   readText,
   removeFile,
   resolvePath,
   truncateFile,
   unlinkFile,
 } from '../platform/spool-files.js';
+import { liveOwner, ownerText } from '../platform/lock-owner.js';
 import { ConfigError, SpoolError, SpoolLockedError } from '../core/errors.js';
 
 /** A segment is closed for new messages past this size: settled segments are deleted whole, never rewritten. */
@@ -335,15 +334,16 @@ export class Spool {
     const file = joinPath(this.#dir, LOCK);
     for (let attempt = 0; ; attempt++) {
       try {
-        createExclusive(file, String(ownPid()));
+        createExclusive(file, ownerText());
         this.#locked = true;
         return;
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw error;
       }
-      const pid = Number.parseInt(readText(file) ?? '', 10);
-      if (attempt > 0 || (Number.isInteger(pid) && (pid === ownPid() || processAlive(pid)))) {
-        throw new SpoolLockedError(this.#dir, pid);
+      const text = readText(file) ?? '';
+      const owner = liveOwner(text);
+      if (attempt > 0 || owner !== undefined) {
+        throw new SpoolLockedError(this.#dir, owner ?? Number.parseInt(text, 10));
       }
       try {
         unlinkFile(file);

@@ -80,22 +80,6 @@ export function closeFile(fd: number): void {
   closeSync(fd);
 }
 
-/** Whether process `pid` is alive (on this machine). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return errorCode(error) === 'EPERM';
-  }
-}
-
-/** This process's id. */
-export function ownPid(): number {
-  return process.pid;
-}
-
 export function joinPath(dir: string, name: string): string {
   return path.join(dir, name);
 }

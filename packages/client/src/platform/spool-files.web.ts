@@ -19,7 +19,5 @@ export const appendBytes = (_fd: number, _bytes: Uint8Array): void => missing();
 export const appendAll = (_fd: number, _pieces: Uint8Array[]): void => missing();
 export const truncateFile = (_file: string, _size: number): void => missing();
 export const closeFile = (_fd: number): void => missing();
-export const processAlive = (_pid: number): boolean => missing();
-export const ownPid = (): number => missing();
 export const joinPath = (dir: string, name: string): string => `${dir}/${name}`;
 export const resolvePath = (dir: string): string => dir;

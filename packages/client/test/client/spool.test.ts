@@ -208,6 +208,28 @@ describe('the lock', () => {
     }
   }, 20_000);
 
+  // What a lock file holds (its process id, then when that process started) tells a killed
+  // process from a live one even once its id is someone else's: a container's next PID 1, which is
+  // this process's id here, or any process after a reboot.
+  it.skipIf(!existsSync('/proc/self/stat'))('takes over the lock of a killed process whose id is now another process\'s, its own included', async () => {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    try {
+      for (const pid of [process.pid, other.pid!]) {
+        writeFileSync(join(dir, 'lock'), `${pid}\nanother boot:1`);
+        const client = new Analytics('wk', { spool: dir, silent: true });
+        expect(readFileSync(join(dir, 'lock'), 'utf8').split('\n')[0]).toBe(String(process.pid));
+        await client.close();
+      }
+      // A lock written by an earlier version holds the id alone: this process's own is not live.
+      writeFileSync(join(dir, 'lock'), String(process.pid));
+      await new Analytics('wk', { spool: dir, silent: true }).close();
+      writeFileSync(join(dir, 'lock'), String(other.pid));
+      expect(() => new Analytics('wk', { spool: dir })).toThrow(expect.objectContaining({ name: 'SpoolLockedError', pid: other.pid }));
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+
   it('refuses a second client of the same process until the first is closed', async () => {
     const first = new Analytics('wk', { spool: dir, disable: false, endpoint: await downEndpoint() });
     expect(() => new Analytics('wk', { spool: dir })).toThrow(SpoolLockedError);

@@ -124,7 +124,7 @@ describe('running', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('%s stops it cleanly: exit 0, lock released, port closed', async (signal) => {
     const dataDir = `${temp.dir}/d`;
     const collector = await startCollector(['--config', writeConfig(temp.dir, MINIMAL), '--port', '0', '--data-dir', dataDir]);
-    expect(readFileSync(path.join(dataDir, 'lock'), 'utf8')).toBe(String(collector.child.pid));
+    expect(readFileSync(path.join(dataDir, 'lock'), 'utf8').split('\n')[0]).toBe(String(collector.child.pid));
     expect(await collector.stop(signal)).toEqual({ code: 0, signal: null });
     expect(existsSync(path.join(dataDir, 'lock'))).toBe(false);
     await expect(fetch(`${collector.url}/`)).rejects.toThrow();

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -235,6 +236,21 @@ describe('JournalStore', () => {
 
     writeFileSync(path.join(temp.dir, 'data', 'lock'), '2147483646');
     await expect(store().open()).resolves.toEqual({ pending: 0 });
+  });
+
+  // A lock holds its process's id and when it started: after a crash and a reboot, or in a
+  // container, the id can be a live process's that never held the directory.
+  it.skipIf(!existsSync('/proc/self/stat'))('takes over a lock whose process id now belongs to another, live process', async () => {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    try {
+      await store().open();
+      const lock = path.join(temp.dir, 'data', 'lock');
+      writeFileSync(lock, `${other.pid}\nanother boot:1`);
+      await expect(store().open()).resolves.toEqual({ pending: 0 });
+      expect(readFileSync(lock, 'utf8').split('\n')[0]).toBe(String(process.pid));
+    } finally {
+      other.kill('SIGKILL');
+    }
   });
 
   describe('the ids it de-duplicates on (seen-*.bin)', () => {
