@@ -279,10 +279,10 @@ export function startingHandler(readiness: Readiness, report: Reporter): Request
 /** Answers each request with its route, and every refusal with its status and JSON body. */
 function dispatch(routeOf: (pathname: string) => Route | undefined, report: Reporter, options: { anyMethod?: Route } = {}): RequestListener {
   return (req, res) => {
-    const pathname = new URL(req.url ?? '/', 'http://collector').pathname;
-    const route = routeOf(pathname);
+    const pathname = targetOf(req)?.pathname;
+    const route = pathname === undefined ? undefined : routeOf(pathname);
     const run = async () => {
-      if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname}`);
+      if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname ?? JSON.stringify(req.url)}`);
       if (req.method === 'OPTIONS' && route.preflight !== undefined) return route.preflight(req, res);
       if (req.method !== route.method && route !== options.anyMethod) {
         throw new RequestError(405, 'ERR_METHOD', `Expected ${route.method} ${pathname}, got ${req.method}`);
@@ -308,6 +308,19 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, report: Repo
       sendError(res, refused, headers);
     });
   };
+}
+
+/**
+ * The request's target as a URL: a path (origin form, `//` included, which `new URL` would read as
+ * a host), or a whole URL (absolute form, as sent through a proxy); undefined when it is neither.
+ */
+function targetOf(req: IncomingMessage): URL | undefined {
+  const target = req.url ?? '/';
+  try {
+    return target.startsWith('/') ? new URL(`http://collector${target}`) : new URL(target);
+  } catch {
+    return undefined;
+  }
 }
 
 function index(config: CollectorConfig): { writeKeys: WriteKeys; bySource: Map<string, SourceConfig>; cors: Cors } {
@@ -397,7 +410,7 @@ async function enable(req: IncomingMessage, res: ServerResponse, context: Server
  * without `before`, the newest ones.
  */
 function history(req: IncomingMessage, hub: EventHub): ReturnType<EventHub['older']> {
-  const query = new URL(req.url ?? '/', 'http://collector').searchParams;
+  const query = targetOf(req)!.searchParams;
   const before = query.get('before') ?? undefined;
   const limit = query.get('limit') === null ? HISTORY_PAGE : Number(query.get('limit'));
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE) {

@@ -56,6 +56,15 @@ function exchange(write: (socket: net.Socket) => void, timeout = 10_000): Promis
 }
 
 describe('the collector refuses what it cannot take, with a reason', () => {
+  // A request target is whatever a client writes after the method: a path that reads as a host
+  // (`//`), or an absolute URL that does not parse, must not take the process down.
+  it.each(['//', '//[', '//a:b', '//x:99999/', 'http://', '*'])('answers 404 to the request target %s, and goes on answering', async (target) => {
+    const { text } = await exchange((socket) => socket.end(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+    expect(text).toMatch(/^HTTP\/1\.1 404 /);
+    expect(text).toContain('"code":"ERR_NOT_FOUND"');
+    expect((await fetch(`${collector.url}/healthz`)).status).toBe(200);
+  });
+
   it.each(['/v1/track', '/v1/batch'])('answers 400 ERR_TOO_DEEP, not 500, to 100,000 levels of nesting in properties on %s', async (route) => {
     const message = `{"userId":"u","event":"Deep","properties":${HUNDRED_THOUSAND_LEVELS}}`;
     const body = route === '/v1/batch' ? `{"batch":[{"type":"track","userId":"u","event":"Fine"},${message.replace('{', '{"type":"track",')}]}` : message;
