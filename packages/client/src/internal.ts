@@ -7,7 +7,7 @@ export { integerFlag, parseFlags } from './cli/args.js';
 export { type Command, type CommandContext, EXIT, UsageError } from './cli/command.js';
 export { runCommand, runMain } from './cli/run.js';
 export { closest } from './core/closest.js';
-export { describe } from './core/describe.js';
+export { describe, describeSecret, describeUrl } from './core/describe.js';
 export { AnalyticsError, ConfigError, HttpError, messageOf, ValidationError } from './core/errors.js';
 export { Emitter } from './core/emitter.js';
 export { GroupCommit, type GroupCommitOptions } from './core/group-commit.js';

@@ -3,7 +3,7 @@ import type { FetchLike } from '../http/connection.js';
 import { LIMITS } from '../core/limits.js';
 import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 import { closest } from '../core/closest.js';
-import { describe } from '../core/describe.js';
+import { describe, describeUrl } from '../core/describe.js';
 import { ConfigError } from '../core/errors.js';
 import type { Integrations } from '../core/integrations.js';
 import { LOG_LEVELS, type Logger } from './logger.js';
@@ -336,7 +336,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
 function batchUrl(endpoint: unknown): string {
   const url = parseHttpUrl(endpoint);
   if (url === undefined) {
-    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an absolute http(s) URL, got ${describe(endpoint)}`);
+    throw new ConfigError('endpoint', `Expected \`endpoint\` to be an absolute http(s) URL, got ${describeUrl(endpoint)}`);
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (OTHER_ROUTE.test(path)) {

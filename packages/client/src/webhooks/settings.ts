@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../core/errors.js';
-import { describe } from '../core/describe.js';
+import { describe, describeSecret, describeUrl } from '../core/describe.js';
 import { type FetchLike } from '../http/connection.js';
 import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl, within } from '../core/validate.js';
 import { resolveFilter, type WebhookFilter } from './filter.js';
@@ -231,7 +231,7 @@ function resolveWebhook(webhook: unknown, name: string): ResolvedWebhook {
   const url = webhook.url;
   const parsed = typeof url === 'string' ? parseHttpUrl(url) : undefined;
   if (parsed === undefined) {
-    throw new ConfigError(`${name}.url`, `Expected \`${name}.url\` to be an absolute http or https URL, got ${describe(url)}`);
+    throw new ConfigError(`${name}.url`, `Expected \`${name}.url\` to be an absolute http or https URL, got ${describeUrl(url)}`);
   }
   // undici would drop them silently and the receiver's basic auth would fail; refusing also keeps
   // a password out of every place a URL is shown.
@@ -259,7 +259,7 @@ function resolveHeaders(headers: unknown, name: string): Record<string, string> 
     }
     if (lower in resolved) throw new ConfigError(option, `Expected \`${option}\` only once, got it twice in different case`);
     if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
-      throw new ConfigError(option, `Expected \`${option}\` to be a header value without line breaks, got ${describe(value)}`);
+      throw new ConfigError(option, `Expected \`${option}\` to be a header value without line breaks, got ${describeSecret(value)}`);
     }
     resolved[lower] = value;
   }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { closest, ConfigError, describe, integer, isPlainObject, parseHttpUrl, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
+import { closest, ConfigError, describe, describeSecret, describeUrl, integer, isPlainObject, parseHttpUrl, resolveWebhookConfig, type WebhookDestinationOptions, type WebhookSettings } from 'batched-analytics/internal';
 import { postgresUrl } from './connection-string.js';
 import { parseCidr } from './cidr.js';
 import { POSTGRES_OPTIONS, type PostgresOptions } from './postgres-timeouts.js';
@@ -419,7 +419,7 @@ function parseAllowedHosts(input: unknown): string[] {
 function parsePublicUrl(path: string, value: unknown): string {
   const url = parseHttpUrl(value);
   if (url === undefined || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw new ConfigError(path, `Expected \`${path}\` to be an http or https URL without credentials, query or fragment, like "https://collect.example.com", got ${describe(value)}`);
+    throw new ConfigError(path, `Expected \`${path}\` to be an http or https URL without credentials, query or fragment, like "https://collect.example.com", got ${describeUrl(value)}`);
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -481,10 +481,10 @@ const TOKEN = /^[\x21-\x7e]+$/;
 
 function parseToken(path: string, value: unknown): string {
   if (typeof value !== 'string' || value.length < MIN_TOKEN_LENGTH) {
-    throw new ConfigError(path, `Expected \`${path}\` to be a string of at least ${MIN_TOKEN_LENGTH} characters, got ${describe(value)}`);
+    throw new ConfigError(path, `Expected \`${path}\` to be a string of at least ${MIN_TOKEN_LENGTH} characters, got ${describeSecret(value)}`);
   }
   if (!TOKEN.test(value)) {
-    throw new ConfigError(path, `Expected \`${path}\` to be visible ASCII characters without spaces (a bearer token), got ${describe(value)}`);
+    throw new ConfigError(path, `Expected \`${path}\` to be visible ASCII characters without spaces (a bearer token), got ${describeSecret(value)}`);
   }
   return value;
 }
@@ -493,9 +493,9 @@ function parseToken(path: string, value: unknown): string {
 function parseWriteKey(path: string, value: unknown): string {
   const key = nonEmptyString(path, value);
   if (key.includes(':')) {
-    throw new ConfigError(path, `Expected \`${path}\` to have no \`:\` (clients send it as the basic-auth user, which ends at the first colon), got ${describe(key)}`);
+    throw new ConfigError(path, `Expected \`${path}\` to have no \`:\` (clients send it as the basic-auth user, which ends at the first colon), got ${describeSecret(key)}`);
   }
-  if (/[\x00-\x1f\x7f]/.test(key)) throw new ConfigError(path, `Expected \`${path}\` to have no control characters, got ${describe(key)}`);
+  if (/[\x00-\x1f\x7f]/.test(key)) throw new ConfigError(path, `Expected \`${path}\` to have no control characters, got ${describeSecret(key)}`);
   return key;
 }
 

@@ -1,4 +1,4 @@
-import { ConfigError, describe } from 'batched-analytics/internal';
+import { ConfigError, describeUrl } from 'batched-analytics/internal';
 
 const PROTOCOLS = ['postgres:', 'postgresql:'];
 
@@ -10,14 +10,15 @@ const PROTOCOLS = ['postgres:', 'postgresql:'];
  */
 export function postgresUrl(option: string, value: unknown): string {
   if (typeof value === 'string' && PROTOCOLS.includes(URL.parse(value)?.protocol ?? '')) return value;
-  const shown = describe(typeof value === 'string' ? redact(value) : value);
-  throw new ConfigError(option, `Expected \`${option}\` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got ${shown}`);
+  throw new ConfigError(option, `Expected \`${option}\` to be a PostgreSQL URL like postgres://USER@HOST:PORT/DB, got ${describeUrl(value)}`);
 }
 
 /** The connection string with its password, if any, replaced by `***`, for logs and messages. */
 export function redact(connectionString: string): string {
   const url = URL.parse(connectionString);
-  if (!url || url.password === '') return connectionString;
-  url.password = '***';
+  if (url === null) return connectionString;
+  // node-postgres also takes the password as a query parameter.
+  if (url.password !== '') url.password = '***';
+  if (url.searchParams.has('password')) url.searchParams.set('password', '***');
   return url.href;
 }

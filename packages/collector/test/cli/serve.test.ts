@@ -77,6 +77,36 @@ describe.concurrent('bad command lines and config files: one line naming the pro
       expect(stderr).toMatch(message);
       expect(stderr).toContain(file);
     }));
+
+  // Start-up errors land in terminals, CI logs and crash reports: an entry that may hold a secret
+  // is named with what is wrong, never with its text.
+  const webhook = (entry: Record<string, unknown>) => ({ sources: [{ name: 'web', writeKey: 'k', destinations: { Webhooks: { webhooks: [{ url: 'https://hooks.example/in', ...entry }] } } }] });
+  it.each([
+    [{ sources: [{ name: 'web', writeKey: 'wk_web:SECRET1' }] }, 'sources[0].writeKey', 'SECRET1'],
+    [{ sources: [{ name: 'web', writeKey: 'wk_SECRET2\u0007' }] }, 'sources[0].writeKey', 'SECRET2'],
+    [{ ...MINIMAL, adminToken: 'SECRET3' }, 'adminToken', 'SECRET3'],
+    [{ ...MINIMAL, readToken: 'SECRET4 with spaces inside' }, 'readToken', 'SECRET4'],
+    [webhook({ url: 'ftp://hooks.example/in?token=SECRET5' }), 'sources[0].destinations.Webhooks.webhooks[0].url', 'SECRET5'],
+    [webhook({ url: 'https://me:SECRET6@/in' }), 'sources[0].destinations.Webhooks.webhooks[0].url', 'SECRET6'],
+    [webhook({ headers: { 'X-Key': 'SECRET7\n' } }), 'sources[0].destinations.Webhooks.webhooks[0].headers.X-Key', 'SECRET7'],
+    [{ ...MINIMAL, store: 'postgres://app:SECRET8@db.internal:99999/analytics' }, 'store', 'SECRET8'],
+    [{ ...MINIMAL, server: { publicUrl: 'https://me:SECRET9@collect.example' } }, 'server.publicUrl', 'SECRET9'],
+  ])('config %j: names %s without its secret', (config, entry, secret) =>
+    inTempDir(async (dir) => {
+      const { code, stderr } = await runCli(['serve', '--config', writeConfig(dir, config)]);
+      expect(code).toBe(2);
+      expect(stderr).toContain(`\`${entry}\``);
+      expect(stderr).not.toContain(secret);
+    }));
+
+  it('names --store without the password of a URL that does not parse', () =>
+    inTempDir(async (dir) => {
+      writeConfig(dir, MINIMAL, 'c.json');
+      const { code, stderr } = await runCli(['serve', '--config', 'c.json', '--store', 'postgres://app:SECRET10@db.internal:99999/analytics'], { cwd: dir });
+      expect(code).toBe(2);
+      expect(stderr).toContain('`--store`');
+      expect(stderr).not.toContain('SECRET10');
+    }));
 });
 
 describe('running', () => {
