@@ -20,6 +20,16 @@ export class RequestError extends AnalyticsError {
   }
 }
 
+/**
+ * The client went away (its connection closed or reset) before its request body ended: nothing is
+ * recorded, and nothing can be answered. Not a failure of the collector.
+ */
+export class RequestAbortedError extends AnalyticsError {
+  constructor(cause: unknown) {
+    super('The client closed the connection before its request body ended; nothing was recorded', { code: 'ERR_REQUEST_ABORTED', cause });
+  }
+}
+
 /** A 400 naming the field at fault. */
 export function invalid(field: string, message: string): RequestError {
   return new RequestError(400, 'ERR_VALIDATION', message, field);
@@ -31,6 +41,7 @@ export function invalid(field: string, message: string): RequestError {
  * pass the limit, without reading the rest.
  * @throws {RequestError} 413 for a body over the limit, 415 for an unknown `Content-Encoding`, 400
  * for a gzip body that does not decode.
+ * @throws {RequestAbortedError} when the client goes away before the body ends.
  */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
@@ -39,7 +50,10 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   if (encoding !== 'identity' && encoding !== 'gzip') {
     throw new RequestError(415, 'ERR_CONTENT_ENCODING', `Expected \`Content-Encoding\` to be gzip or absent, got \`${encoding}\``);
   }
-  const raw = await collect(req, limit);
+  const raw = await collect(req, limit).catch((error: unknown) => {
+    // Past the limit is the one refusal; any other end of the request stream is its socket's.
+    throw error instanceof RequestError ? error : new RequestAbortedError(error);
+  });
   if (encoding === 'identity') return raw;
   const gunzip = createGunzip();
   gunzip.end(raw);

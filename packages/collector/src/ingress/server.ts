@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { AnalyticsError, describe, displayUrl, isoOf, isPlainObject, LIMITS, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
+import { AnalyticsError, describe, displayUrl, isoOf, isPlainObject, LIMITS, log, memberSet, type Message, MESSAGE_TYPES, type MessageType, traitNamed, ValidationError } from 'batched-analytics/internal';
 import { AddressSet } from '../config/cidr.js';
 import { Cors } from './cors.js';
 import type { Arrival } from './enrich.js';
@@ -12,7 +12,7 @@ import { describeEvent } from '../debugger/detail.js';
 import type { EventHub } from '../debugger/events.js';
 import { type HostCheck, hostName } from './hosts.js';
 import { type Readiness, sendHealth, sendReadiness } from './health.js';
-import { discardRest, invalid, readBody, RequestError, sendError, sendJson } from './http.js';
+import { discardRest, invalid, readBody, RequestAbortedError, RequestError, sendError, sendJson } from './http.js';
 import { parseBatch, parseJson, parseSingle } from './ingest.js';
 import { PAGE, PAGE_HEADERS } from '../debugger/page.js';
 import { SIGN_IN_HEADERS, signInPage } from '../debugger/sign-in.js';
@@ -121,7 +121,7 @@ export function createHandler(context: ServerContext): RequestListener {
         try {
           const { writeKeys, cors } = sources();
           // A key in the header is checked before the body is read; one in the body, once it is.
-          const fromHeader = req.headers.authorization === undefined ? undefined : writeKeys.sourceOf(req.headers);
+          const fromHeader = (source = req.headers.authorization === undefined ? undefined : writeKeys.sourceOf(req.headers));
           const parsed = parseJson(await readBody(req, LIMITS.batchBytes));
           const from = (source = fromHeader ?? writeKeys.sourceOfBody(parsed));
           cors.check(req, res, from);
@@ -290,6 +290,11 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, report: Repo
       await route.handle(req, res);
     };
     run().catch((error: unknown) => {
+      if (error instanceof RequestAbortedError) {
+        // Nobody is left to answer: counted where it was refused (an ingestion route), not an error.
+        log('collector: %s %s: %s', req.method, pathname, error.message);
+        return void res.destroy();
+      }
       if (res.headersSent) return void res.destroy();
       const headers: Record<string, string> = {};
       if (error instanceof StoreUnavailableError) {

@@ -116,6 +116,39 @@ describe('the collector refuses what it cannot take, with a reason', () => {
   });
 });
 
+describe('what a refusal counts, and what a client going away is', () => {
+  /** `batched_analytics_requests_refused_total` for `source` and `reason`, 0 when absent. */
+  async function refused(source: string, reason: string): Promise<number> {
+    const text = await (await fetch(`${collector.url}/metrics`)).text();
+    const line = text.split('\n').find((row) => row.startsWith(`batched_analytics_requests_refused_total{source="${source}",reason="${reason}"}`));
+    return line === undefined ? 0 : Number(line.split(' ').at(-1));
+  }
+
+  it('counts a refusal under the source of the write key in the header, even before the body is read', async () => {
+    const before = await refused('web', 'ERR_INVALID_JSON');
+    expect((await postJson(`${collector.url}/v1/track`, '{"userId":', auth)).status).toBe(400);
+    expect(await refused('web', 'ERR_INVALID_JSON')).toBe(before + 1);
+  });
+
+  // Phones drop off networks mid-request all day: that is not the collector failing.
+  it('counts a client that goes away before its body ends as ERR_REQUEST_ABORTED, with no error line', async () => {
+    const internal = await refused('web', 'ERR_INTERNAL');
+    const aborted = await refused('web', 'ERR_REQUEST_ABORTED');
+    const errorsBefore = collector.stderr().split('\n').filter((line) => line.includes('ERROR')).length;
+    await exchange((socket) => {
+      socket.write(`POST /v1/track HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"userId":`);
+      setTimeout(() => socket.destroy(), 100);
+    });
+    let counted = aborted;
+    for (const deadline = Date.now() + 5_000; counted === aborted && Date.now() < deadline; counted = await refused('web', 'ERR_REQUEST_ABORTED')) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(counted).toBe(aborted + 1);
+    expect(await refused('web', 'ERR_INTERNAL')).toBe(internal);
+    expect(collector.stderr().split('\n').filter((line) => line.includes('ERROR'))).toHaveLength(errorsBefore);
+  });
+});
+
 describe('the collector bounds slow clients and connections', () => {
   it('cuts a client that trickles its headers, after headersTimeout', async () => {
     const result = await exchange((socket) => {
