@@ -28,6 +28,11 @@ export type JournalRecord =
 
 const DELIVERIES = Buffer.from('"deliveries":[');
 
+/** A record as its journal line (an acceptance has its own encoder: {@link encodeAccept}). */
+export function recordLine(record: JournalRecord): Buffer {
+  return Buffer.from(`${JSON.stringify(record)}\n`);
+}
+
 /** An acceptance as one line, and where each delivery's bytes start in it. */
 export interface EncodedAccept {
   line: Buffer;

@@ -22,6 +22,8 @@ export class Reserve {
   #state: 'held' | 'missing' | 'none';
   /** No try to set it aside again before this time (ms since the epoch). */
   #againAt = 0;
+  /** Spent since it was last set aside (said once it is set aside again). */
+  #spent = false;
 
   constructor(dir: string, size: number, report: Reporter) {
     this.#file = path.join(dir, RESERVE);
@@ -55,6 +57,8 @@ export class Reserve {
         await rename(`${this.#file}.tmp`, this.#file);
       }
       this.#state = 'held';
+      if (this.#spent) this.#report.warn('collector: the disk has room again: the journal reserve is set aside again');
+      this.#spent = false;
       return true;
     } catch (error) {
       await unlink(`${this.#file}.tmp`).catch(() => undefined);
@@ -78,6 +82,7 @@ export class Reserve {
       return false;
     }
     this.#state = 'missing';
+    this.#spent = true;
     this.#againAt = Date.now() + RESERVE_RETRY;
     this.#report.warn('collector: the disk is full: settlements are written into the room set aside for them (journal reserve); acceptances are refused until it can be set aside again');
     return true;

@@ -5,7 +5,8 @@ import { StoreClosedError } from '../errors.js';
 import { type CollectorLogger, Reporter } from '../../config/report.js';
 import { DEDUPE_DEFAULTS, RETENTION_DEFAULTS } from '../../config/config.js';
 import { Compaction } from './compaction.js';
-import { encodeAccept, type JournalRecord, type SeenRecord } from './format.js';
+import { type DeferrableRecord } from './deferred.js';
+import { encodeAccept, type SeenRecord } from './format.js';
 import { lockDataDir, unlockDataDir } from './lock.js';
 import { PendingIndex } from './pending-index.js';
 import { readDeliveries } from './read-deliveries.js';
@@ -271,10 +272,10 @@ export class JournalStore implements Store {
     const entry = this.#index.retry(held, at, targets, waitingFor);
     if (entry === undefined) return false;
     // Without fsync, as settlements: a crash may forget it, and then the retry comes early.
-    const record: JournalRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets! };
+    const record: DeferrableRecord = { op: 'retry', id: entry.id, at, attempts: entry.attempts, targets: entry.targets! };
     if (entry.waitingFor !== undefined) record.waitingFor = entry.waitingFor;
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
-    await this.#writer.append(line(record), { sync: false, deferrable: true });
+    await this.#writer.appendDeferrable(record);
     return true;
   }
 
@@ -282,9 +283,9 @@ export class JournalStore implements Store {
     this.#usable();
     const entry = this.#index.settle(held);
     if (entry === undefined) return false;
-    const record: JournalRecord = { op: 'settle', id: entry.id, outcome, settledAt: Date.now() };
+    const record: DeferrableRecord = { op: 'settle', id: entry.id, outcome, settledAt: Date.now() };
     if (attempts !== undefined && attempts.length > 0) record.log = [...attempts];
-    await this.#writer.append(line(record), { sync: false, deferrable: true });
+    await this.#writer.appendDeferrable(record);
     return true;
   }
 
@@ -373,7 +374,6 @@ export class JournalStore implements Store {
     const claimed: Claimed[] = [];
     await this.#writer.append(bytes, {
       sync: true,
-      deferrable: false,
       // In the same step as the write's end: no claim() can take these before the caller does.
       written: (segment, offset) => {
         const claim = options !== undefined && options.claim > 0 ? randomUUID() : undefined;
@@ -432,7 +432,4 @@ export class JournalStore implements Store {
   }
 }
 
-function line(record: JournalRecord): Buffer {
-  return Buffer.from(`${JSON.stringify(record)}\n`);
-}
 

@@ -6,6 +6,8 @@ import type { Reporter } from '../../config/report.js';
 import type { Reserve } from './reserve.js';
 import type { Segment } from './segment.js';
 import type { Segments } from './segments.js';
+import { DeferredRecords, type DeferrableRecord } from './deferred.js';
+import { recordLine } from './format.js';
 
 /** A record to append. */
 export interface Queued {
@@ -13,16 +15,22 @@ export interface Queued {
   /** Whether the caller waits for the data to reach the disk, not only the OS. */
   sync: boolean;
   /**
-   * Settlements and retries: when a write fails they are kept and written with the next one,
-   * and their callers go on (they are not fsync'ed anyway; a crash meanwhile only repeats a delivery).
+   * A retry or a settlement: when a write fails it is kept and written with a later one, and its
+   * caller goes on (it is not fsync'ed anyway; a crash meanwhile only repeats a delivery).
    */
-  deferrable: boolean;
+  deferrable?: DeferrableRecord;
   /** Called once written, with where: acceptances enter the live state only then. */
   written?: (segment: Segment, offset: number) => void;
 }
 
 /** A write of nothing: carries the settlements a failed write deferred when nothing else comes. */
-const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false, deferrable: true });
+const NOTHING: Queued = Object.freeze({ bytes: Buffer.alloc(0), sync: false });
+
+/**
+ * Bytes of deferred records written at once: what waited may be larger than the room there is, and
+ * each write is all or nothing.
+ */
+const DEFERRED_PIECE = 64 * 1024;
 
 /** How long after a failed write the settlements it held are written again, when nothing else comes. */
 const DEFERRED_RETRY = 1_000;
@@ -40,8 +48,8 @@ export class JournalWriter {
   readonly #maintain: () => Promise<void>;
   /** Each item's result is the error that refused it, if any. */
   readonly #commits = new GroupCommit<Queued, Error | undefined>((batch) => this.#commit(batch));
-  /** Settlements and retries a failed write left, written before anything newer. */
-  readonly #deferred: Queued[] = [];
+  /** Settlements and retries failed writes left, written before anything newer. */
+  readonly #deferred = new DeferredRecords();
   #retryTimer: NodeJS.Timeout | undefined;
   /** The last write failed. */
   #failing = false;
@@ -49,6 +57,8 @@ export class JournalWriter {
   #full = false;
   /** What acceptances of the last failed write were refused with. */
   #refusal: Error | undefined;
+  /** Acceptances were refused since they were last taken (said once they are taken again). */
+  #refusing = false;
   #closing = false;
 
   constructor(segments: Pick<Segments, 'head' | 'roll'>, reserve: Reserve, report: Reporter, maintain: () => Promise<void>) {
@@ -65,7 +75,7 @@ export class JournalWriter {
 
   /** Settlements and retries a failed write left wait in memory for the next. */
   get deferring(): boolean {
-    return this.#deferred.length > 0;
+    return !this.#deferred.empty;
   }
 
   /** What acceptances of the last failed write were refused with. */
@@ -73,10 +83,16 @@ export class JournalWriter {
     return this.#refusal;
   }
 
-  async append(bytes: Buffer, options: Pick<Queued, 'sync' | 'deferrable' | 'written'>): Promise<void> {
+  async append(bytes: Buffer, options: Pick<Queued, 'sync' | 'written'>): Promise<void> {
     if (this.#closing) throw new StoreClosedError();
     const refused = await this.#commits.add({ bytes, ...options });
     if (refused !== undefined) throw refused;
+  }
+
+  /** Appends a retry or a settlement, without fsync; kept for a later write when this one fails. */
+  async appendDeferrable(record: DeferrableRecord): Promise<void> {
+    if (this.#closing) throw new StoreClosedError();
+    await this.#commits.add({ bytes: recordLine(record), sync: false, deferrable: record });
   }
 
   /** Waits for the writes under way, and gives deferred settlements a last chance. */
@@ -85,22 +101,44 @@ export class JournalWriter {
     clearTimeout(this.#retryTimer);
     await this.#commits.idle();
     // Settlements a full disk held back get a last chance.
-    if (this.#deferred.length > 0) await this.#commits.add(NOTHING);
+    if (!this.#deferred.empty) await this.#commits.add(NOTHING);
   }
 
   /**
-   * One group: what a failed write deferred first, then the group; then space is given back.
-   * Acceptances wait while the reserve is spent: the room it needs may be all there is.
+   * One group: what failed writes deferred first, then the group; then space is given back.
+   * Acceptances wait while the reserve is spent (the room it needs may be all there is), or while
+   * deferred records are still waiting for room.
    */
   async #commit(batch: Queued[]): Promise<(Error | undefined)[]> {
     const reserved = await this.#reserve.setAside();
-    const items = [...this.#deferred.splice(0), ...batch.filter((item) => item.bytes.length > 0)];
-    const held = new Set(reserved ? undefined : items.filter((item) => !item.deferrable));
-    const written = held.size === 0 ? items : items.filter((item) => item.deferrable);
+    const caughtUp = await this.#writeDeferred();
+    const items = batch.filter((item) => item.bytes.length > 0);
+    const held = new Set(reserved && caughtUp ? undefined : items.filter((item) => item.deferrable === undefined));
+    const written = held.size === 0 ? items : items.filter((item) => item.deferrable !== undefined);
     const refused = written.length > 0 ? await this.write(written) : new Set<Queued>();
     if (!this.#closing) await this.#maintain().catch((error: unknown) => this.#report.warn('collector: journal compaction failed: %s', messageOf(error)));
-    const waiting = held.size > 0 ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : undefined;
+    const waiting = held.size === 0 ? undefined : caughtUp ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : this.#refusal;
+    const taking = reserved && caughtUp && !this.#failing;
+    if (this.#refusing && taking) this.#report.warn('collector: acceptances resume: the journal can take them again');
+    this.#refusing = !taking;
     return batch.map((item) => (held.has(item) ? waiting : refused.has(item) ? this.#refusal : undefined));
+  }
+
+  /**
+   * Writes what failed writes deferred, oldest first, a piece at a time, so that room for part of
+   * it is used. @returns whether all of it is written.
+   */
+  async #writeDeferred(): Promise<boolean> {
+    while (!this.#deferred.empty) {
+      const piece = this.#deferred.take(DEFERRED_PIECE).map(({ record, line }): Queued => ({ bytes: line, sync: false, deferrable: record }));
+      // One that fails is deferred again by write(); one written into the reserve's room leaves
+      // the disk as full as it found it.
+      await this.write(piece);
+      if (this.#failing) return false;
+    }
+    const dropped = this.#deferred.takeDropped();
+    if (dropped > 0) this.#report.warn('collector: the disk was full: the records of %d attempts were not kept (deliveries and their outcomes were)', dropped);
+    return true;
   }
 
   /** Appends a batch to the head; when that fails, acceptances are refused and settlements deferred. */
@@ -108,7 +146,7 @@ export class JournalWriter {
   async write(batch: readonly Queued[]): Promise<Set<Queued>> {
     try {
       await this.#appendAll(batch);
-      if (this.#failing) this.#report.warn('collector: the journal can be written again: acceptances resume');
+      if (this.#failing) this.#report.warn('collector: the journal can be written again');
       this.#failing = false;
       this.#full = false;
       return new Set();
@@ -117,8 +155,8 @@ export class JournalWriter {
       this.#full = isDiskFull(error);
       this.#report.error('collector: the journal could not be written (acceptances are refused until it can): %s', messageOf(error));
       this.#refusal = new StoreUnavailableError(`the journal could not be written: ${this.#full ? 'the disk is full' : messageOf(error)}`, { cause: error });
-      const refused = new Set(batch.filter((item) => !item.deferrable));
-      const deferrable = batch.filter((item) => item.deferrable);
+      const refused = new Set(batch.filter((item) => item.deferrable === undefined));
+      const deferrable = batch.filter((item) => item.deferrable !== undefined);
       if (this.#full && deferrable.length > 0 && (await this.#reserve.spend())) {
         try {
           await this.#appendAll(deferrable);
@@ -127,8 +165,8 @@ export class JournalWriter {
           // Not even the reserve's room was enough: they wait in memory, as below.
         }
       }
-      this.#deferred.push(...deferrable);
-      if (this.#deferred.length > 0 && this.#retryTimer === undefined && !this.#closing) {
+      for (const item of deferrable) this.#deferred.add(item.deferrable!);
+      if (!this.#deferred.empty && this.#retryTimer === undefined && !this.#closing) {
         this.#retryTimer = setTimeout(() => {
           this.#retryTimer = undefined;
           if (!this.#closing) void this.#commits.add(NOTHING);
@@ -155,5 +193,5 @@ export class JournalWriter {
  * goes; nobody waits on it but the copier, who learns a failure from {@link JournalWriter.write}.
  */
 export function copied(bytes: Buffer, written: Queued['written']): Queued {
-  return { bytes, sync: true, deferrable: false, written };
+  return { bytes, sync: true, written };
 }

@@ -126,6 +126,37 @@ describe.skipIf(skip !== undefined)(`JournalStore on a full disk${skip ? ` skipp
     expect(await pendingAfterRestart(first)).toEqual(['later']);
   });
 
+  // A receiver down for long on a full disk: each retry's record (with its attempt) waits in memory
+  // once the reserve is spent, until together they are larger than the whole disk.
+  it('accepts again by itself once delivered and there is room, after the retries of a long outage on a full disk held more than the disk', async () => {
+    const first = store();
+    await first.open();
+    const ids = Array.from({ length: 100 }, (_, n) => `m${n}`);
+    await first.accept(ids.map((id) => delivery(id)));
+    disk.fill();
+    const failed = (attempt: number) => ({ at: Date.now(), attempt, url: 'https://hooks.example/in', error: `refused ${'x'.repeat(2_000)}`, durationMs: 5 });
+    for (let attempt = 1; attempt <= 15; attempt++) {
+      const claimed = await first.claim(1_000, 60_000);
+      expect(claimed).toHaveLength(ids.length);
+      expect(await Promise.all(claimed.map((held) => first.retry(held, 0, [0], [failed(attempt)])))).toEqual(claimed.map(() => true));
+    }
+    // The receiver is back, and room is made on the disk.
+    const claimed = await first.claim(1_000, 60_000);
+    expect(await Promise.all(claimed.map((held) => first.settle(held, 'delivered')))).toEqual(claimed.map(() => true));
+    disk.drain();
+    let accepted: unknown;
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      accepted = await first.accept([delivery('later')]).then(() => true, (error: unknown) => error);
+      if (accepted === true) break;
+    }
+    expect(accepted).toBe(true);
+    // What memory held of the attempts was bounded: the rest is said, as is the end of the refusals.
+    const warnings = reports().filter(([level]) => level === 'warn').map(([, line]) => line);
+    expect(warnings).toContainEqual(expect.stringMatching(/^collector: the disk was full: the records of \d+ attempts were not kept/));
+    expect(warnings.at(-1)).toMatch(/acceptances resume/);
+    expect(await pendingAfterRestart(first)).toEqual(['later']);
+  }, 30_000);
+
   it('keeps settlements made on a full disk through a crash, written into the room it set aside', async () => {
     const first = store();
     await first.open();
