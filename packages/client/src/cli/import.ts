@@ -1,4 +1,4 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, realpath, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { Analytics } from '../client/analytics.js';
 import { formatDuration } from '../import/format.js';
@@ -35,6 +35,7 @@ Options:
   --spool DIR             keep every line read in DIR until it is delivered: a killed import loses at
                           most its last 100 ms, and a re-run with the same DIR sends what was left first
   --rejects FILE          write each rejected or undelivered line to FILE, one JSON record per line
+                          (FILE is truncated first, so it must not be the input)
   --from-line N           start at line N; lines keep their numbers, so their messageIds do not change
   --dry-run               check every line, send nothing
   --progress-interval MS  time between progress lines when stderr is not a terminal (default: ${DEFAULT_PROGRESS_INTERVAL})
@@ -85,6 +86,7 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
   const fromLine = integerFlag('--from-line', values['from-line'], 1) ?? 1;
   const interval = integerFlag('--progress-interval', values['progress-interval'], 1) ?? DEFAULT_PROGRESS_INTERVAL;
   const maxQueueSize = integerFlag('--max-queue-size', values['max-queue-size'], 1);
+  if (values.rejects !== undefined) await assertNotInput(values.rejects, path);
 
   const analytics = new Analytics(writeKey, {
     endpoint: values.endpoint,
@@ -129,6 +131,34 @@ async function openInput(path: string, context: CommandContext): Promise<Input> 
   } catch (error) {
     await handle?.close();
     throw new UsageError(`Cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Opening the rejects file truncates it: were it the input, the import would read an empty file,
+ * report success and leave the input lost. The same file may hide behind another spelling, a
+ * symlink or a hard link, so the files are compared, not the paths.
+ * @throws {UsageError} when `rejects` is the input file.
+ */
+async function assertNotInput(rejects: string, input: string): Promise<void> {
+  if (input === '-') return;
+  // A file that does not exist yet cannot be the input; an input that cannot be read is reported when it is opened.
+  const [a, b] = await Promise.all([fileIdentity(rejects), fileIdentity(input)]);
+  if (!a || !b) return;
+  // Some file systems report no inode (0): the real path alone must decide there.
+  const sameInode = a.ino !== 0n && a.dev === b.dev && a.ino === b.ino;
+  if (sameInode || a.realPath === b.realPath) {
+    throw new UsageError(`Expected --rejects to be a file other than the input ${input}, got ${rejects}`);
+  }
+}
+
+/** The file `path` names, or `undefined` when there is none. Inodes as bigints: a number loses their low digits on Windows. */
+async function fileIdentity(path: string): Promise<{ realPath: string; dev: bigint; ino: bigint } | undefined> {
+  try {
+    const [realPath, { dev, ino }] = await Promise.all([realpath(path), stat(path, { bigint: true })]);
+    return { realPath, dev, ino };
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,6 +237,28 @@ describe('batched-analytics import (built executable)', () => {
     const { code, stderr } = await runCli(['import', EXAMPLE, '--dry-run', flag, value]);
     expect(code).toBe(2);
     expect(stderr).toContain(message);
+  });
+
+  it.each([
+    ['the same path', (input: string) => input],
+    ['a path through ./', (input: string) => input.replace(/[^/]+$/, './$&')],
+    ['a symlink to it', async (input: string) => {
+      const link = `${input}.link`;
+      await symlink(input, link);
+      return link;
+    }],
+  ])('refuses --rejects naming the input by %s, leaving the input whole, and exits 2', async (_, rejectsOf) => {
+    sink = await startSink();
+    const input = join(dir, `same-${Math.random().toString(36).slice(2)}.ndjson`);
+    const text = `${[trackLine(1), '{oops', trackLine(3)].join('\n')}\n`;
+    await writeFile(input, text);
+    const { code, stdout, stderr } = await runCli(['import', input, '--write-key', 'K', '--endpoint', sink.url, '--rejects', await rejectsOf(input)]);
+
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^batched-analytics import: Expected --rejects to be a file other than the input .*\n$/);
+    expect(stdout).toBe('');
+    expect(await readFile(input, 'utf8')).toBe(text);
+    expect(sink.messages).toEqual([]);
   });
 
   it('shows a rate limit as waiting, with the time left, not as a stalled rate', async () => {
