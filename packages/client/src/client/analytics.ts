@@ -21,6 +21,7 @@ import {
   type TrackParams,
 } from '../core/message.js';
 import { describe } from '../core/describe.js';
+import { isPlainObject } from '../core/validate.js';
 import { LIMITS } from '../core/limits.js';
 import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
@@ -39,6 +40,24 @@ export interface CloseOptions {
 
 const DEFAULT_CLOSE_TIMEOUT = 30_000;
 const CLOSE_OPTION_NAMES: readonly (keyof CloseOptions)[] = ['timeout'];
+
+/**
+ * The options argument of `close()` or `flush()`, `of`, as given by a JavaScript caller: anything
+ * but a plain object would otherwise be ignored, and a number is most likely a deadline in ms (the
+ * posthog-node `shutdown(ms)` habit), which the default deadline would silently replace.
+ * @returns the options; none when the argument is `undefined`.
+ * @throws {ConfigError} naming `options` when it is no plain object, or naming an unknown option.
+ */
+function optionsArgument(options: unknown, names: readonly string[], of: 'close()' | 'flush()'): object {
+  if (options === undefined) return {};
+  if (!isPlainObject(options)) {
+    const expected = names.length === 0 ? `${of} to be called without options` : `the options of ${of} to be a plain object`;
+    const deadline = typeof options === 'number' ? `: for a deadline of ${options} ms, pass \`{ timeout: ${options} }\`${of === 'close()' ? '' : ' to close()'}` : '';
+    throw new ConfigError('options', `Expected ${expected}, got ${describe(options)}${deadline}`);
+  }
+  refuseUnknown(options, names, of);
+  return options;
+}
 
 interface InFlight {
   /** Sequence number of the batch's first message: messages are numbered in call order. */
@@ -181,14 +200,14 @@ export class Analytics {
   /**
    * Sends everything queued so far, even partial batches, and resolves once all of it has settled
    * (overlapping calls share the work). Never rejects.
-   * @throws {ConfigError} when given options (it takes none).
+   * @throws {ConfigError} when given an argument other than an empty options object (it takes none).
    * @returns the fate of the calls made since the previous `flush()`: each call is reported by the
    * first `flush()` after it (`close()` reports lifetime totals).
    */
   flush(): Promise<Summary> {
     // It takes no options (TypeScript refuses any): a JavaScript caller's `flush({ timeout })` is
     // refused rather than ignored.
-    if (arguments.length > 0) refuseUnknown(Object(arguments[0]), [], 'flush()');
+    optionsArgument(arguments[0], [], 'flush()');
     return this.#flush();
   }
 
@@ -225,11 +244,11 @@ export class Analytics {
    * Idempotent: every call returns the same promise.
    * Never rejects.
    * @returns the totals over the client's lifetime.
-   * @throws {ConfigError} when `timeout` is not an integer >= 0, or for an unknown option.
+   * @throws {ConfigError} when `timeout` is not an integer >= 0, for an unknown option, or when `options`
+   * is no plain object (`close(500)` included: the deadline is `{ timeout: 500 }`).
    */
-  close(options: CloseOptions = {}): Promise<Summary> {
-    refuseUnknown(options, CLOSE_OPTION_NAMES, 'close()');
-    const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT;
+  close(options?: CloseOptions): Promise<Summary> {
+    const timeout = (optionsArgument(options, CLOSE_OPTION_NAMES, 'close()') as CloseOptions).timeout ?? DEFAULT_CLOSE_TIMEOUT;
     if (!Number.isInteger(timeout) || timeout < 0) {
       throw new ConfigError('timeout', `Expected \`timeout\` to be an integer >= 0, got ${describe(timeout)}`);
     }

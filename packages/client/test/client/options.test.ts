@@ -80,6 +80,30 @@ describe('option mistakes a JavaScript caller can make', () => {
     await expect(analytics.close({ timeout: 0 })).resolves.toEqual({ delivered: 0, failed: 0, dropped: 0 });
   });
 
+  it.each([
+    [500, 'Expected the options of close() to be a plain object, got `500` (number): for a deadline of 500 ms, pass `{ timeout: 500 }`'],
+    [null, 'Expected the options of close() to be a plain object, got `null`'],
+    ['5s', 'Expected the options of close() to be a plain object, got `"5s"` (string)'],
+    [[1], 'Expected the options of close() to be a plain object, got an array'],
+  ])('refuses close(%j), naming its options, at the call', async (argument, message) => {
+    const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9' });
+    const close = analytics.close as (options: unknown) => Promise<unknown>;
+    expect(() => close.call(analytics, argument)).toThrow(new ConfigError('options', message));
+    // The refused call did not close the client: it closes as asked.
+    await expect(analytics.close({ timeout: 0 })).resolves.toEqual({ delivered: 0, failed: 0, dropped: 0 });
+  });
+
+  it.each([
+    [500, 'Expected flush() to be called without options, got `500` (number): for a deadline of 500 ms, pass `{ timeout: 500 }` to close()'],
+    [null, 'Expected flush() to be called without options, got `null`'],
+    ['now', 'Expected flush() to be called without options, got `"now"` (string)'],
+  ])('refuses flush(%j), naming its options, at the call', async (argument, message) => {
+    const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9' });
+    const flush = analytics.flush as (options: unknown) => Promise<unknown>;
+    expect(() => flush.call(analytics, argument)).toThrow(new ConfigError('options', message));
+    await expect(analytics.close({ timeout: 0 })).resolves.toEqual({ delivered: 0, failed: 0, dropped: 0 });
+  });
+
   it('takes an endpoint that already ends in /v1/batch as the batch URL, not as a base', () => {
     expect(resolveOptions('wk', { endpoint: 'http://127.0.0.1:8080/v1/batch' }).url).toBe('http://127.0.0.1:8080/v1/batch');
     expect(resolveOptions('wk', { endpoint: 'https://proxy.example/segment/v1/batch/' }).url).toBe('https://proxy.example/segment/v1/batch');
