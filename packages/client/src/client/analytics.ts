@@ -27,7 +27,7 @@ import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions
 import { Queue } from '../core/queue.js';
 import { BatchSender } from './sender.js';
 import { Spool } from './spool.js';
-import { UnheardFailures } from './unheard.js';
+import { type Unheard, UnheardFailures } from './unheard.js';
 
 /** Options of `close()`. */
 export interface CloseOptions {
@@ -442,7 +442,7 @@ export class Analytics {
     const heard = this.#events.emit('drop', event) || callback !== undefined;
     if (event.reason === 'before-send') this.#report(event.error);
     // A message lost to a full queue or a late call is a failure too; a filtered one was wanted.
-    else if (!heard && event.reason !== 'filtered') this.#unheardFailure(event.error);
+    else if (!heard && event.reason !== 'filtered') this.#unheardFailure(event.error, 'drop');
     if (json !== undefined) this.#deadLetter?.append([json]);
     if (callback) this.#call(callback, event.error);
   }
@@ -451,12 +451,12 @@ export class Analytics {
   #report(error: AnalyticsError): void {
     if (this.#events.emit('error', error)) return;
     this.#log.error('no error listener for: %s', error.message);
-    this.#unheardFailure(error);
+    this.#unheardFailure(error, 'error');
   }
 
   /** Writes a failure to stderr unless `DEBUG=analytics` already shows it (or `silent`, `logger`). */
-  #unheardFailure(error: AnalyticsError): void {
-    if (!this.#log.debugEnabled) this.#unheard?.report(error);
+  #unheardFailure(error: AnalyticsError, unheard: Unheard): void {
+    if (!this.#log.debugEnabled) this.#unheard?.report(error, unheard);
   }
 
   #count(epoch: number): Summary {

@@ -38,6 +38,7 @@ describe('a failure nobody listens for', () => {
     expect(lines).toEqual([expect.stringContaining('ERR_HTTP')]);
     expect(lines[0]).toContain('Request failed with status 400: bad batch');
     expect(lines[0]).toContain('wk#1');
+    expect(lines[0]).toContain('Listen to the `error` event, or set `logger` or `silent`');
   });
 
   it('is not written with an error listener or with silent: true', async () => {
@@ -59,9 +60,19 @@ describe('a dropped call nobody hears of', () => {
     expect(JSON.parse(unheard.stdout)).toEqual({ delivered: 1, failed: 0, dropped: 4 });
     expect(unheard.stderr.trimEnd().split('\n')).toEqual([expect.stringContaining('ERR_QUEUE_FULL: Dropped: the queue already holds maxQueueSize (1) messages')]);
 
-    const heard = await run(process.execPath, [fullQueue, server.url, 'listen'], { env, timeout: 10_000 });
+    const heard = await run(process.execPath, [fullQueue, server.url, 'drop'], { env, timeout: 10_000 });
     expect(JSON.parse(heard.stdout).dropped).toBe(4);
     expect(heard.stderr).toBe('');
+  });
+
+  it('names what hears a drop, a `drop` listener or a callback, and is still written with an `error` listener', async () => {
+    server = await startLoopback();
+    const { stdout, stderr } = await run(process.execPath, [fullQueue, server.url, 'error'], { env: { ...process.env, DEBUG: '' }, timeout: 10_000 });
+    expect(JSON.parse(stdout).dropped).toBe(4);
+    const lines = stderr.trimEnd().split('\n');
+    expect(lines).toEqual([expect.stringContaining('ERR_QUEUE_FULL')]);
+    expect(lines[0]).toContain('Listen to the `drop` event or pass the call a callback, or set `logger` or `silent`');
+    expect(lines[0]).not.toContain('`error` event');
   });
 });
 
@@ -70,15 +81,15 @@ describe('UnheardFailures', () => {
     vi.useFakeTimers();
     const lines: string[] = [];
     const unheard = new UnheardFailures('wk#1', (line) => lines.push(line));
-    for (let i = 0; i < 3; i += 1) unheard.report(new HttpError(400, 'bad batch'));
-    unheard.report(new NetworkError('POST http://x failed: ECONNREFUSED'));
+    for (let i = 0; i < 3; i += 1) unheard.report(new HttpError(400, 'bad batch'), 'error');
+    unheard.report(new NetworkError('POST http://x failed: ECONNREFUSED'), 'error');
     expect(lines.map((line) => line.split(':')[0])).toEqual(['batched-analytics [wk#1] ERR_HTTP', 'batched-analytics [wk#1] ERR_NETWORK']);
 
     vi.advanceTimersByTime(59_999);
-    unheard.report(new HttpError(400, 'bad batch'));
+    unheard.report(new HttpError(400, 'bad batch'), 'error');
     expect(lines).toHaveLength(2);
     vi.advanceTimersByTime(1);
-    unheard.report(new HttpError(400, 'bad batch'));
+    unheard.report(new HttpError(400, 'bad batch'), 'error');
     expect(lines).toHaveLength(3);
     expect(lines[2]).toContain('Request failed with status 400: bad batch (3 more ERR_HTTP since the last line)');
   });
