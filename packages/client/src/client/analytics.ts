@@ -3,7 +3,7 @@ import { runBeforeSend } from './before-send.js';
 import { DeadLetterFile } from './dead-letter.js';
 import { Emitter } from '../core/emitter.js';
 import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
-import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError, SpoolFullError } from '../core/errors.js';
+import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError, SpoolFullError, ValidationError } from '../core/errors.js';
 import { ClientLog, clientLabel } from './logger.js';
 import {
   type AliasParams,
@@ -273,7 +273,7 @@ export class Analytics {
 
   #enqueue<T extends MessageType>(type: T, params: ParamsByType[T], callback: Callback | undefined): void {
     if (callback !== undefined && typeof callback !== 'function') {
-      throw new ConfigError('callback', `Expected \`callback\` to be a function, got ${describe(callback)}`);
+      throw new ValidationError('callback', `Expected \`callback\` to be a function, got ${describe(callback)}`);
     }
     let built: SerializedMessage;
     if (this.#options.beforeSend.length === 0) {

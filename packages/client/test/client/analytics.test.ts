@@ -9,6 +9,7 @@ import {
   QueueFullError,
   type RetryEvent,
   TimeoutError,
+  ValidationError,
 } from '../../src/index.js';
 import { client, recordEvents, track } from '../../../../test/helpers/client.js';
 import { gatedEndpoint, hang, messageIds, mockEndpoint, silentEndpoint } from '../../../../test/helpers/endpoint.js';
@@ -437,6 +438,24 @@ describe('close()', () => {
   it('rejects a bad timeout naming it', () => {
     const analytics = client();
     expect(() => analytics.close({ timeout: -1 })).toThrow(/Expected `timeout` to be an integer >= 0, got `-1`/);
+  });
+});
+
+describe('calls', () => {
+  it.each([
+    ['identify', { userId: 'u1', traits: { plan: 'pro' } }],
+    ['track', track(1)],
+    ['page', { userId: 'u1', name: 'Home' }],
+    ['screen', { userId: 'u1', name: 'Home' }],
+    ['group', { userId: 'u1', groupId: 'g1' }],
+    ['alias', { userId: 'u1', previousId: 'anon-1' }],
+  ] as const)('%s() refuses a callback that is no function with a ValidationError naming `callback`, queueing nothing', async (method, params) => {
+    const received = mockEndpoint();
+    const analytics = client({ flushAt: 1 });
+    const call = analytics[method] as (params: unknown, callback: unknown) => void;
+    expect(() => call.call(analytics, params, 'x')).toThrow(new ValidationError('callback', 'Expected `callback` to be a function, got `"x"` (string)'));
+    expect(await analytics.close()).toEqual({ delivered: 0, failed: 0, dropped: 0 });
+    expect(received).toEqual([]);
   });
 });
 
