@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './command.js';
+import { integerRange } from '../core/validate.js';
 
 /**
  * `util.parseArgs` (strict) whose errors become one-line `UsageError`s.
@@ -18,14 +19,15 @@ export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typ
 
 /**
  * Reads an integer flag.
+ * @param max for a flag in ms that a timer waits, `MAX_DELAY`: a timer fires a longer wait at once.
  * @returns the value, or `undefined` when the flag was not given.
- * @throws {UsageError} unless the value is an integer >= `min`.
+ * @throws {UsageError} unless the value is an integer >= `min` and <= `max`.
  */
-export function integerFlag(flag: string, value: string | undefined, min: number): number | undefined {
+export function integerFlag(flag: string, value: string | undefined, min: number, max = Number.POSITIVE_INFINITY): number | undefined {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(number) || number < min) {
-    throw new UsageError(`Expected ${flag} to be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(number) || number < min || number > max) {
+    throw new UsageError(`Expected ${flag} to be ${integerRange(min, max)}, got ${JSON.stringify(value)}`);
   }
   return number;
 }

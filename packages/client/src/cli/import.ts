@@ -7,6 +7,7 @@ import { ProgressReporter } from '../import/progress.js';
 import { RejectsFile } from '../import/rejects.js';
 import { formatSummary } from '../import/summary.js';
 import { integerFlag, parseFlags } from './args.js';
+import { MAX_DELAY } from '../core/validate.js';
 import { type Command, type CommandContext, EXIT, UsageError } from './command.js';
 
 /** Environment variable read when `--write-key` is not given (keeps the key out of `ps` and shell history). */
@@ -84,7 +85,7 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
   const writeKey = values['write-key'] ?? context.env[WRITE_KEY_ENV] ?? (dryRun ? 'dry-run' : undefined);
   if (!writeKey) throw new UsageError(`Expected --write-key KEY (or ${WRITE_KEY_ENV} in the environment)`);
   const fromLine = integerFlag('--from-line', values['from-line'], 1) ?? 1;
-  const interval = integerFlag('--progress-interval', values['progress-interval'], 1) ?? DEFAULT_PROGRESS_INTERVAL;
+  const interval = integerFlag('--progress-interval', values['progress-interval'], 1, MAX_DELAY) ?? DEFAULT_PROGRESS_INTERVAL;
   const maxQueueSize = integerFlag('--max-queue-size', values['max-queue-size'], 1);
   if (values.rejects !== undefined) await assertNotInput(values.rejects, path);
 
@@ -93,7 +94,7 @@ async function runImport(args: string[], context: CommandContext): Promise<numbe
     flushAt: integerFlag('--flush-at', values['flush-at'], 1) ?? DEFAULT_FLUSH_AT,
     maxQueueSize,
     maxRetries: integerFlag('--max-retries', values['max-retries'], 0),
-    timeout: integerFlag('--timeout', values.timeout, 1),
+    timeout: integerFlag('--timeout', values.timeout, 1, MAX_DELAY),
     disable: dryRun,
     spool: values.spool,
     // Every failure is reported here, per batch and per line: the client need not tell stderr too.

@@ -25,6 +25,7 @@ import { isPlainObject } from '../core/validate.js';
 import { LIMITS } from '../core/limits.js';
 import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
+import { duration } from '../core/validate.js';
 import { BatchSender } from './sender.js';
 import { Spool } from './spool.js';
 import { type Unheard, UnheardFailures } from './unheard.js';
@@ -32,7 +33,7 @@ import { type Unheard, UnheardFailures } from './unheard.js';
 /** Options of `close()`. */
 export interface CloseOptions {
   /**
-   * Deadline in ms: what is not delivered by then is aborted and reported failed.
+   * Deadline in ms, at most 2147483647: what is not delivered by then is aborted and reported failed.
    * @default 30000
    */
   timeout?: number;
@@ -244,14 +245,11 @@ export class Analytics {
    * Idempotent: every call returns the same promise.
    * Never rejects.
    * @returns the totals over the client's lifetime.
-   * @throws {ConfigError} when `timeout` is not an integer >= 0, for an unknown option, or when `options`
-   * is no plain object (`close(500)` included: the deadline is `{ timeout: 500 }`).
+   * @throws {ConfigError} when `timeout` is not an integer from 0 to 2147483647, for an unknown
+   * option, or when `options` is no plain object (`close(500)` included: the deadline is `{ timeout: 500 }`).
    */
   close(options?: CloseOptions): Promise<Summary> {
-    const timeout = (optionsArgument(options, CLOSE_OPTION_NAMES, 'close()') as CloseOptions).timeout ?? DEFAULT_CLOSE_TIMEOUT;
-    if (!Number.isInteger(timeout) || timeout < 0) {
-      throw new ConfigError('timeout', `Expected \`timeout\` to be an integer >= 0, got ${describe(timeout)}`);
-    }
+    const timeout = duration('timeout', (optionsArgument(options, CLOSE_OPTION_NAMES, 'close()') as CloseOptions).timeout ?? DEFAULT_CLOSE_TIMEOUT, 0);
     this.#closing ??= this.#close(timeout);
     return this.#closing;
   }

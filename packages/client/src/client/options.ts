@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { FetchLike } from '../http/connection.js';
 import { LIMITS } from '../core/limits.js';
-import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { boolean, duration, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 import { closest } from '../core/closest.js';
 import { describe, describeUrl } from '../core/describe.js';
 import { ConfigError } from '../core/errors.js';
@@ -15,7 +15,10 @@ import type { Message } from '../core/message.js';
  */
 export type BeforeSend = (message: Message) => Message | null;
 
-/** Options of {@link Analytics}. Every duration is in milliseconds. */
+/**
+ * Options of {@link Analytics}. Every duration is in milliseconds, at most 2147483647 (about 24.8
+ * days): a timer fires a longer wait after 1 ms. `maxRateLimitDuration` is no timer's and may be longer.
+ */
 export interface Options {
   /**
    * Base URL of the collection service; batches are POSTed to `${endpoint}/v1/batch`.
@@ -292,13 +295,13 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
   const endpoint = input.endpoint ?? DEFAULTS.endpoint;
 
   integer('flushAt', flushAt, 1);
-  integer('flushAfter', flushAfter, 1);
+  duration('flushAfter', flushAfter, 1);
   const maxQueueSize = integer('maxQueueSize', input.maxQueueSize ?? DEFAULTS.maxQueueSize, 1);
   const maxRetries = integer('maxRetries', input.maxRetries ?? DEFAULTS.maxRetries, 0);
-  const minRetryDelay = integer('minRetryDelay', input.minRetryDelay ?? DEFAULTS.minRetryDelay, 0);
-  const maxRetryDelay = integer('maxRetryDelay', input.maxRetryDelay ?? DEFAULTS.maxRetryDelay, minRetryDelay);
+  const minRetryDelay = duration('minRetryDelay', input.minRetryDelay ?? DEFAULTS.minRetryDelay, 0);
+  const maxRetryDelay = duration('maxRetryDelay', input.maxRetryDelay ?? DEFAULTS.maxRetryDelay, minRetryDelay);
   const maxRateLimitDuration = integer('maxRateLimitDuration', input.maxRateLimitDuration ?? DEFAULTS.maxRateLimitDuration, 0);
-  const timeout = integer('timeout', input.timeout ?? DEFAULTS.timeout, 1);
+  const timeout = duration('timeout', input.timeout ?? DEFAULTS.timeout, 1);
   const maxInFlight = integer('maxInFlight', input.maxInFlight ?? DEFAULTS.maxInFlight, 1);
   if (maxQueueSize < flushAt) {
     throw new ConfigError('maxQueueSize', `Expected \`maxQueueSize\` to be >= \`flushAt\` (${flushAt}), got \`${maxQueueSize}\``);
@@ -326,7 +329,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     beforeSend: hooks(input.beforeSend),
     deadLetter: optionalPath('deadLetter', input.deadLetter),
     spool: optionalPath('spool', input.spool),
-    spoolInterval: integer('spoolInterval', input.spoolInterval ?? DEFAULTS.spoolInterval, 1),
+    spoolInterval: duration('spoolInterval', input.spoolInterval ?? DEFAULTS.spoolInterval, 1),
     maxSpoolBytes: integer('maxSpoolBytes', input.maxSpoolBytes ?? DEFAULTS.maxSpoolBytes, 1),
     logger: logger(input.logger),
     silent: boolean('silent', input.silent ?? DEFAULTS.silent),

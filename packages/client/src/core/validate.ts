@@ -10,14 +10,33 @@ export function within(prefix: string | undefined, key: string): string {
 }
 
 /**
- * @returns `value` when it is an integer >= `min`.
+ * The longest wait a timer takes, in ms: Node and browsers hold a delay in a signed 32-bit integer
+ * and fire a longer one after 1 ms instead (Node with a `TimeoutOverflowWarning`).
+ */
+export const MAX_DELAY = 2 ** 31 - 1;
+
+/**
+ * @returns `value` when it is an integer >= `min` (and <= `max`).
  * @throws {ConfigError} naming option `name` otherwise.
  */
-export function integer(name: string, value: unknown, min: number): number {
-  if (!Number.isInteger(value) || (value as number) < min) {
-    throw new ConfigError(name, `Expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);
+export function integer(name: string, value: unknown, min: number, max = Number.POSITIVE_INFINITY): number {
+  if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) {
+    throw new ConfigError(name, `Expected \`${name}\` to be ${integerRange(min, max)}, got ${describe(value)}`);
   }
   return value as number;
+}
+
+/**
+ * A duration in ms that a timer waits: an integer >= `min` that a timer can hold ({@link MAX_DELAY}).
+ * @throws {ConfigError} naming option `name` otherwise.
+ */
+export function duration(name: string, value: unknown, min: number): number {
+  return integer(name, value, min, MAX_DELAY);
+}
+
+/** What an integer must be, as error messages say it: `an integer >= 1 and <= 2147483647`. */
+export function integerRange(min: number, max = Number.POSITIVE_INFINITY): string {
+  return `an integer >= ${min}${max === Number.POSITIVE_INFINITY ? '' : ` and <= ${max}`}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import pRetry from 'p-retry';
 import { DeliveryError } from '../core/errors.js';
+import { MAX_DELAY } from '../core/validate.js';
 
 /** How a failed delivery is retried. Durations in ms. */
 export interface RetryPolicy {
@@ -83,21 +84,33 @@ export async function withRetry<T>(
   });
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+/**
+ * Resolves after `ms`, or rejects with the signal's reason once it aborts. A wait computed at run
+ * time (a service's `Retry-After` that `maxRateLimitDuration` allows) may be longer than a timer
+ * holds: it is waited in steps of at most `MAX_DELAY`, since one timer would fire it after 1 ms.
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const onAbort = () => {
       clearTimeout(timer);
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    const wait = (left: number) => {
+      timer = setTimeout(() => {
+        if (left > MAX_DELAY) {
+          wait(left - MAX_DELAY);
+          return;
+        }
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.min(left, MAX_DELAY));
+    };
+    wait(ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { ConfigError } from '../core/errors.js';
 import { describe, describeSecret, describeUrl } from '../core/describe.js';
 import { type FetchLike } from '../http/connection.js';
-import { boolean, integer, isPlainObject, optionalFunction, parseHttpUrl, within } from '../core/validate.js';
+import { boolean, duration, integer, isPlainObject, optionalFunction, parseHttpUrl, within } from '../core/validate.js';
 import { resolveFilter, type WebhookFilter } from './filter.js';
 import { resolveSharedSecrets, resolveStandardSecrets, type StandardWebhooksSettings } from './secrets.js';
 import { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './standard-format.js';
@@ -44,7 +44,11 @@ export interface WebhookSettings {
   standardWebhooks?: StandardWebhooksSettings;
 }
 
-/** How the destination sends. Every duration is in milliseconds. */
+/**
+ * How the destination sends. Every duration is in milliseconds; `timeout`, `minRetryDelay` and
+ * `maxRetryDelay` at most 2147483647 (about 24.8 days): a timer fires a longer wait after 1 ms.
+ * `retryWindow` is no timer's and may be longer.
+ */
 export interface WebhookDestinationOptions {
   /**
    * How long a receiver may take to answer one request before the attempt counts as a timeout. A
@@ -205,15 +209,15 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
     const got = Array.isArray(webhooks) ? `${webhooks.length} entries` : describe(webhooks);
     throw new ConfigError(setting('webhooks'), `Expected \`${setting('webhooks')}\` to be an array of 1 to ${MAX_WEBHOOKS} entries, got ${got}`);
   }
-  const minRetryDelay = integer(option('minRetryDelay'), options.minRetryDelay ?? WEBHOOK_DEFAULTS.minRetryDelay, 0);
+  const minRetryDelay = duration(option('minRetryDelay'), options.minRetryDelay ?? WEBHOOK_DEFAULTS.minRetryDelay, 0);
   return Object.freeze({
     webhooks: Object.freeze(webhooks.map((webhook, index) => resolveWebhook(webhook, setting(`webhooks[${index}]`)))),
     sharedSecrets: resolveSharedSecrets(settings.sharedSecret, setting('sharedSecret')),
     standardSecrets: resolveStandardSecrets(settings.standardWebhooks, setting('standardWebhooks')),
-    timeout: integer(option('timeout'), options.timeout ?? WEBHOOK_DEFAULTS.timeout, 1),
+    timeout: duration(option('timeout'), options.timeout ?? WEBHOOK_DEFAULTS.timeout, 1),
     retryWindow: integer(option('retryWindow'), options.retryWindow ?? WEBHOOK_DEFAULTS.retryWindow, 0),
     minRetryDelay,
-    maxRetryDelay: integer(option('maxRetryDelay'), options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
+    maxRetryDelay: duration(option('maxRetryDelay'), options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
     maxRequestsPerUrl: integer(option('maxRequestsPerUrl'), options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl, 1),
     breakerThreshold: integer(option('breakerThreshold'), options.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold, 1),
     dispatcher: options.dispatcher,

@@ -232,7 +232,9 @@ describe('batched-analytics import (built executable)', () => {
 
   it.each([
     ['--max-retries', 'x', 'Expected --max-retries to be an integer >= 0, got "x"'],
-    ['--timeout', '0', 'Expected --timeout to be an integer >= 1, got "0"'],
+    ['--timeout', '0', 'Expected --timeout to be an integer >= 1 and <= 2147483647, got "0"'],
+    ['--timeout', '2147483648', 'Expected --timeout to be an integer >= 1 and <= 2147483647, got "2147483648"'],
+    ['--progress-interval', '2147483648', 'Expected --progress-interval to be an integer >= 1 and <= 2147483647, got "2147483648"'],
   ])('%s %s is a usage error', async (flag, value, message) => {
     const { code, stderr } = await runCli(['import', EXAMPLE, '--dry-run', flag, value]);
     expect(code).toBe(2);

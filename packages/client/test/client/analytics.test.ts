@@ -437,7 +437,7 @@ describe('close()', () => {
 
   it('rejects a bad timeout naming it', () => {
     const analytics = client();
-    expect(() => analytics.close({ timeout: -1 })).toThrow(/Expected `timeout` to be an integer >= 0, got `-1`/);
+    expect(() => analytics.close({ timeout: -1 })).toThrow(/Expected `timeout` to be an integer >= 0 and <= 2147483647, got `-1`/);
   });
 });
 

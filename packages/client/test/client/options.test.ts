@@ -18,13 +18,13 @@ describe('resolveOptions', () => {
   it.each([
     [{ flushAt: 0 }, 'flushAt', 'Expected `flushAt` to be an integer >= 1, got `0` (number)'],
     [{ size: 1.5 }, 'flushAt', 'Expected `flushAt` to be an integer >= 1, got `1.5` (number)'],
-    [{ flushAfter: '5s' as never }, 'flushAfter', 'Expected `flushAfter` to be an integer >= 1, got `"5s"` (string)'],
+    [{ flushAfter: '5s' as never }, 'flushAfter', 'Expected `flushAfter` to be an integer >= 1 and <= 2147483647, got `"5s"` (string)'],
     [{ flushAt: 5, size: 6 }, 'flushAt', 'Expected only one of `flushAt` and its alias `size`, got both'],
     [{ maxQueueSize: 10, flushAt: 20 }, 'maxQueueSize', 'Expected `maxQueueSize` to be >= `flushAt` (20), got `10`'],
     [{ maxRetries: -1 }, 'maxRetries', 'Expected `maxRetries` to be an integer >= 0, got `-1` (number)'],
-    [{ timeout: 0 }, 'timeout', 'Expected `timeout` to be an integer >= 1, got `0` (number)'],
+    [{ timeout: 0 }, 'timeout', 'Expected `timeout` to be an integer >= 1 and <= 2147483647, got `0` (number)'],
     [{ maxInFlight: 0 }, 'maxInFlight', 'Expected `maxInFlight` to be an integer >= 1, got `0` (number)'],
-    [{ minRetryDelay: 500, maxRetryDelay: 100 }, 'maxRetryDelay', 'Expected `maxRetryDelay` to be an integer >= 500, got `100` (number)'],
+    [{ minRetryDelay: 500, maxRetryDelay: 100 }, 'maxRetryDelay', 'Expected `maxRetryDelay` to be an integer >= 500 and <= 2147483647, got `100` (number)'],
     [{ endpoint: 'ftp://x' }, 'endpoint', 'Expected `endpoint` to be an absolute http(s) URL, got `"ftp://x"` (string)'],
     [{ endpoint: 'api.segment.io' }, 'endpoint', 'Expected `endpoint` to be an absolute http(s) URL, got `"api.segment.io"` (string)'],
     [{ gzip: 'yes' as never }, 'gzip', 'Expected `gzip` to be a boolean, got `"yes"` (string)'],
@@ -40,6 +40,25 @@ describe('resolveOptions', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect(error).toMatchObject({ name: 'ConfigError', code: 'ERR_CONFIG', option, message });
+  });
+
+  it.each([
+    [{ timeout: 2 ** 31 }, 'timeout', 1],
+    [{ flushAfter: 2 ** 31 }, 'flushAfter', 1],
+    [{ flushInterval: 2 ** 31 }, 'flushAfter', 1],
+    [{ minRetryDelay: 2 ** 31 }, 'minRetryDelay', 0],
+    [{ maxRetryDelay: 2 ** 31 }, 'maxRetryDelay', 100],
+    [{ spoolInterval: 2 ** 31 }, 'spoolInterval', 1],
+  ])('refuses %o, a wait longer than a timer can hold, naming %s and the maximum', (options, option, min) => {
+    expect(() => new Analytics('wk', options)).toThrow(
+      new ConfigError(option, `Expected \`${option}\` to be an integer >= ${min} and <= 2147483647, got \`2147483648\` (number)`),
+    );
+  });
+
+  it('takes the longest wait a timer holds, and a maxRateLimitDuration beyond it (no timer waits that long)', () => {
+    const max = 2 ** 31 - 1;
+    const o = resolveOptions('wk', { timeout: max, flushAfter: max, maxRetryDelay: max, spoolInterval: max, maxRateLimitDuration: 60 * 24 * 3_600_000 });
+    expect(o).toMatchObject({ timeout: max, flushAfter: max, maxRetryDelay: max, spoolInterval: max, maxRateLimitDuration: 60 * 24 * 3_600_000 });
   });
 
   it('requires a write key', () => {
@@ -101,6 +120,14 @@ describe('option mistakes a JavaScript caller can make', () => {
     const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9' });
     const flush = analytics.flush as (options: unknown) => Promise<unknown>;
     expect(() => flush.call(analytics, argument)).toThrow(new ConfigError('options', message));
+    await expect(analytics.close({ timeout: 0 })).resolves.toEqual({ delivered: 0, failed: 0, dropped: 0 });
+  });
+
+  it('refuses a close() deadline longer than a timer can hold, at the call, and stays open', async () => {
+    const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9' });
+    expect(() => analytics.close({ timeout: 2 ** 31 })).toThrow(
+      new ConfigError('timeout', 'Expected `timeout` to be an integer >= 0 and <= 2147483647, got `2147483648` (number)'),
+    );
     await expect(analytics.close({ timeout: 0 })).resolves.toEqual({ delivered: 0, failed: 0, dropped: 0 });
   });
 

@@ -123,6 +123,31 @@ describe('a service that answers with Retry-After', () => {
     await analytics.close();
   });
 
+  it('waits out a Retry-After longer than a timer holds without spinning, when maxRateLimitDuration allows it', async () => {
+    const days = 24 * 3_600;
+    limiter = await startLimiter({ seconds: 30 * days, forever: true });
+    const analytics = rateLimitedClient(limiter.server.url, { maxRateLimitDuration: 60 * days * 1_000 });
+    const errors = recordEvents(analytics, 'error');
+    // Node warns of each timer armed past 2^31 - 1 ms, then fires it after 1 ms.
+    const overflows: Error[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'TimeoutOverflowWarning') overflows.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const limited = paused(analytics);
+      analytics.track(track(0));
+      await limited;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(overflows).toEqual([]);
+      expect(limiter.log).toHaveLength(1);
+      expect(errors).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await analytics.close({ timeout: 0 });
+    }
+  });
+
   it('close({ timeout }) keeps its deadline during a pause and dead-letters what is left', async () => {
     limiter = await startLimiter({ seconds: 5, forever: true });
     dir = await mkdtemp(join(tmpdir(), 'rate-limit-'));

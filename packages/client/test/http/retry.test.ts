@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { HttpError, NetworkError } from '../../src/core/errors.js';
-import { backoff, retryDelay, withRetry } from '../../src/http/retry.js';
+import { backoff, retryDelay, sleep, withRetry } from '../../src/http/retry.js';
 import { parseRetryAfter } from '../../src/http/transport.js';
 
 const policy = { retries: 3, minDelay: 100, maxDelay: 1_000 };
@@ -91,5 +91,25 @@ describe('withRetry attempts', () => {
     });
     await expect(withRetry(attempt, { ...policy, retries: 0 })).rejects.toBeInstanceOf(NetworkError);
     expect(attempt).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('sleep', () => {
+  it('waits out a time longer than one timer holds (2^31 ms), neither at once nor early', async () => {
+    vi.useFakeTimers();
+    try {
+      const started = Date.now();
+      let woke: number | undefined;
+      const waiting = sleep(2 ** 31 + 5_000).then(() => (woke = Date.now() - started));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(woke).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(2 ** 31);
+      expect(woke).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(4_000);
+      await waiting;
+      expect(woke).toBe(2 ** 31 + 5_000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

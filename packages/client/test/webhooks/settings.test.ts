@@ -103,4 +103,19 @@ describe('WebhookDestination settings', () => {
   ])('refuses the option %o', (options, option) => {
     expect(configError({ webhooks: [{ url }] }, options).option).toBe(option);
   });
+
+  it.each([
+    [{ timeout: 2 ** 31 }, 'timeout', 1],
+    [{ minRetryDelay: 2 ** 31 }, 'minRetryDelay', 0],
+    [{ maxRetryDelay: 2 ** 31 }, 'maxRetryDelay', 1_000],
+  ])('refuses %o, a wait longer than a timer can hold, naming %s and the maximum', (options, option, min) => {
+    const error = configError({ webhooks: [{ url }] }, options);
+    expect(error).toMatchObject({ name: 'ConfigError', option });
+    expect(error.message).toBe(`Expected \`${option}\` to be an integer >= ${min} and <= 2147483647, got \`2147483648\` (number)`);
+  });
+
+  it('takes a retryWindow beyond the longest timer: no timer waits that long', async () => {
+    const destination = new WebhookDestination({ webhooks: [{ url }] }, { retryWindow: 30 * 24 * 3_600_000, maxRetryDelay: 2 ** 31 - 1 });
+    await destination.close();
+  });
 });

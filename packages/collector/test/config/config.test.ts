@@ -301,7 +301,7 @@ describe('parseConfig', () => {
       // Below the destination's default `minRetryDelay` (1000): named where it is written, in `delivery`.
       { sources: [source({ destinations: { Webhooks: hook() } })], delivery: { maxRetryDelay: 500 } },
       'delivery.maxRetryDelay',
-      'Expected `delivery.maxRetryDelay` to be an integer >= 1000, got `500` (number)',
+      'Expected `delivery.maxRetryDelay` to be an integer >= 1000 and <= 2147483647, got `500` (number)',
     ],
     [
       { sources: [source({ destinations: { Webhooks: { webhooks: [{ url: 'http://x.test', filter: { types: ['identify'], eventz: ['x'] } }] } } })] },
