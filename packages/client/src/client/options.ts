@@ -4,10 +4,10 @@ import { LIMITS } from '../core/limits.js';
 import { boolean, duration, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
 import { closest } from '../core/closest.js';
 import { describe, describeUrl } from '../core/describe.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, ValidationError } from '../core/errors.js';
 import type { Integrations } from '../core/integrations.js';
 import { LOG_LEVELS, type Logger } from './logger.js';
-import type { Message } from '../core/message.js';
+import { checkDefaults, type Message } from '../core/message.js';
 
 /**
  * Sees every message at the call, complete as it would be sent, before it is serialised: returns
@@ -87,12 +87,14 @@ export interface Options {
    */
   gzip?: boolean;
   /**
-   * Integrations merged under every call's own `integrations`.
+   * Integrations merged under every call's own `integrations`: checked as a call's are, and
+   * refused here when a call would refuse them.
    * @default {}
    */
   integrations?: Integrations;
   /**
-   * Context merged under every call's own `context`.
+   * Context merged under every call's own `context`: checked as a call's is, and refused here
+   * when it cannot be serialised.
    * @default {}
    */
   context?: Record<string, unknown>;
@@ -306,6 +308,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
   if (maxQueueSize < flushAt) {
     throw new ConfigError('maxQueueSize', `Expected \`maxQueueSize\` to be >= \`flushAt\` (${flushAt}), got \`${maxQueueSize}\``);
   }
+  const defaults = defaultsForCalls(input.context === undefined ? {} : input.context, input.integrations === undefined ? {} : input.integrations);
 
   return Object.freeze({
     endpoint,
@@ -320,8 +323,8 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     timeout,
     maxInFlight,
     gzip: boolean('gzip', input.gzip ?? DEFAULTS.gzip),
-    integrations: plainObject('integrations', input.integrations === undefined ? {} : input.integrations) as Integrations,
-    context: plainObject('context', input.context === undefined ? {} : input.context),
+    integrations: defaults.integrations,
+    context: defaults.context,
     dispatcher: input.dispatcher,
     proxy: boolean('proxy', input.proxy ?? DEFAULTS.proxy),
     fetch: optionalFunction('fetch', input.fetch),
@@ -371,11 +374,17 @@ function alias<K extends keyof Options>(input: Options, name: K, other: keyof Op
   return (input[name] ?? input[other]) as Options[K];
 }
 
-function plainObject(name: string, value: unknown): Record<string, unknown> {
-  if (!isPlainObject(value)) {
-    throw new ConfigError(name, `Expected \`${name}\` to be a plain object, got ${describe(value)}`);
+/**
+ * The `context` and `integrations` options, checked by the calls' own validators: every call would
+ * fail on a default they refuse. Their error becomes a `ConfigError` naming the same entry.
+ */
+function defaultsForCalls(context: unknown, integrations: unknown): { context: Record<string, unknown>; integrations: Integrations } {
+  try {
+    return checkDefaults(context, integrations);
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ConfigError(error.field, error.message);
+    throw error;
   }
-  return value;
 }
 
 function hooks(value: unknown): readonly BeforeSend[] {

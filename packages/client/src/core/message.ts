@@ -2,7 +2,7 @@ import { byteLength } from '../platform/bytes.js';
 import { MessageTooLargeError, messageOf, ValidationError } from './errors.js';
 import type { Integrations } from './integrations.js';
 import { describe } from './describe.js';
-import { isPlainObject } from './validate.js';
+import { isPlainObject, within } from './validate.js';
 import { LIMITS } from './limits.js';
 import { LIBRARY } from './version.js';
 
@@ -235,8 +235,22 @@ function checked(type: MessageType, params: unknown): CheckedParams {
   if (p.properties !== undefined) plainObjectField('properties', p.properties);
   if (p.context !== undefined) plainObjectField('context', p.context);
   requireFields(type, p);
-  if (p.integrations !== undefined) validateIntegrations(p.integrations);
+  if (p.integrations !== undefined) validateIntegrations('integrations', p.integrations);
   return p;
+}
+
+/**
+ * Checks defaults merged under every call's own fields (the client's `context` and `integrations`
+ * options) as a call's own are checked, and that they serialise: a default a call would refuse
+ * fails every call, so it is refused once, where it is given.
+ * @throws {ValidationError} naming the entry at fault under its field, e.g. `context.build`.
+ */
+export function checkDefaults(context: unknown, integrations: unknown): MessageDefaults {
+  plainObjectField('context', context);
+  validateIntegrations('integrations', integrations);
+  serialize(context as JsonObject, 'context');
+  serialize(integrations as JsonObject, 'integrations');
+  return { context: context as JsonObject, integrations: integrations as Integrations };
 }
 
 /** The message a checked call makes: its type, id, time, and the defaults merged under its own. */
@@ -349,17 +363,18 @@ function requireString(p: Record<string, unknown>, field: string, call: string):
   }
 }
 
-function validateIntegrations(integrations: unknown): void {
-  plainObjectField('integrations', integrations);
+function validateIntegrations(field: string, integrations: unknown): void {
+  plainObjectField(field, integrations);
   try {
     for (const [key, value] of Object.entries(integrations as Record<string, unknown>)) {
       if (typeof value !== 'boolean' && !isPlainObject(value)) {
-        throw new ValidationError(`integrations.${key}`, `Expected \`integrations.${key}\` to be a boolean or an object, got ${describe(value)}`);
+        const entry = within(field, key);
+        throw new ValidationError(entry, `Expected \`${entry}\` to be a boolean or an object, got ${describe(value)}`);
       }
     }
   } catch (error) {
     // A getter or Proxy trap of the map threw while it was read.
-    throw error instanceof ValidationError ? error : unreadableError('integrations', error);
+    throw error instanceof ValidationError ? error : unreadableError(field, error);
   }
 }
 
@@ -422,20 +437,26 @@ function isoNow(): string {
   return isoOf(Date.now());
 }
 
-function serialize(message: Message): string {
+/**
+ * @param field where `object` is, to name its entry that cannot be serialised under it
+ * (`context.build`); a message's entries are named alone (`properties`).
+ * @throws {ValidationError} naming the first entry that cannot be serialised (a BigInt, a cycle).
+ */
+function serialize(object: JsonObject, field?: string): string {
   try {
-    return JSON.stringify(message);
+    return JSON.stringify(object);
   } catch (error) {
-    // Only on failure: find the field that cannot be serialised, so the error can name it.
-    const field = Object.keys(message).find((key) => {
+    // Only on failure: find the entry that cannot be serialised, so the error can name it.
+    const key = Object.keys(object).find((entry) => {
       try {
-        JSON.stringify(message[key]);
+        JSON.stringify(object[entry]);
         return false;
       } catch {
         return true;
       }
     });
-    throw new ValidationError(field ?? 'message', `Expected \`${field ?? 'message'}\` to be JSON-serialisable: ${(error as Error).message}`, {
+    const name = key === undefined ? (field ?? 'message') : within(field, key);
+    throw new ValidationError(name, `Expected \`${name}\` to be JSON-serialisable: ${(error as Error).message}`, {
       cause: error,
     });
   }

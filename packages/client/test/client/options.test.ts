@@ -61,6 +61,32 @@ describe('resolveOptions', () => {
     expect(o).toMatchObject({ timeout: max, flushAfter: max, maxRetryDelay: max, spoolInterval: max, maxRateLimitDuration: 60 * 24 * 3_600_000 });
   });
 
+  it('refuses an integrations option a call would refuse, naming the entry, with the message a call gets', () => {
+    const integrations = { Webhooks: 'yes', All: 3 } as never;
+    const construction = thrown(() => new Analytics('wk', { integrations }));
+    const call = thrown(() => new Analytics('wk', { disable: true }).track({ userId: 'u', event: 'e', integrations }));
+    expect(construction).toBeInstanceOf(ConfigError);
+    expect(construction).toMatchObject({ option: 'integrations.Webhooks', message: (call as Error).message });
+    expect(construction).toMatchObject({ message: 'Expected `integrations.Webhooks` to be a boolean or an object, got `"yes"` (string)' });
+  });
+
+  it.each([
+    [{ build: 1n }, 'context.build', 'Expected `context.build` to be JSON-serialisable: Do not know how to serialize a BigInt'],
+    [{ toJSON: () => ({}) }, 'context', 'Expected `context` to have no `toJSON` method, got one'],
+  ])('refuses a context no call could send (%o), naming %s, instead of failing every call', (context, option, message) => {
+    expect(() => new Analytics('wk', { context })).toThrow(new ConfigError(option, message));
+  });
+
+  it('refuses a context or integrations that cannot be serialised, naming the entry', () => {
+    const looped: Record<string, unknown> = { app: 'shop' };
+    looped.self = looped;
+    expect(thrown(() => new Analytics('wk', { context: looped }))).toMatchObject({ name: 'ConfigError', option: 'context.self' });
+    expect(thrown(() => new Analytics('wk', { integrations: { Webhooks: { since: 1n } } }))).toMatchObject({
+      name: 'ConfigError',
+      option: 'integrations.Webhooks',
+    });
+  });
+
   it('requires a write key', () => {
     expect(() => new Analytics('')).toThrow(new ConfigError('writeKey', 'Expected `writeKey` to be a non-empty string, got `""` (string)'));
   });
@@ -165,3 +191,12 @@ describe('option mistakes a JavaScript caller can make', () => {
     );
   });
 });
+
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected an error');
+}
