@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
-import type { FetchLike } from '../http/connection.js';
+import { type FetchLike, optionalDispatcher } from '../http/connection.js';
 import { LIMITS } from '../core/limits.js';
-import { boolean, duration, integer, isPlainObject, optionalFunction, parseHttpUrl } from '../core/validate.js';
+import { boolean, duration, integer, isPlainObject, optionalFunction, optionalWithMethods, parseHttpUrl } from '../core/validate.js';
 import { closest } from '../core/closest.js';
 import { describe, describeUrl } from '../core/describe.js';
 import { ConfigError, ValidationError } from '../core/errors.js';
@@ -99,7 +99,8 @@ export interface Options {
    */
   context?: Record<string, unknown>;
   /**
-   * An undici `Dispatcher` (a proxy agent, a custom `Agent`). The client neither closes nor destroys it.
+   * An undici `Dispatcher` (a proxy agent, a custom `Agent`), with its `request` and `dispatch`
+   * methods. The client neither closes nor destroys it.
    * @default a keep-alive `Agent` with `maxInFlight` connections, owned and closed by the client
    */
   dispatcher?: Dispatcher;
@@ -325,7 +326,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     gzip: boolean('gzip', input.gzip ?? DEFAULTS.gzip),
     integrations: defaults.integrations,
     context: defaults.context,
-    dispatcher: input.dispatcher,
+    dispatcher: optionalDispatcher('dispatcher', input.dispatcher),
     proxy: boolean('proxy', input.proxy ?? DEFAULTS.proxy),
     fetch: optionalFunction('fetch', input.fetch),
     disable: boolean('disable', input.disable ?? DEFAULTS.disable),
@@ -334,7 +335,7 @@ export function resolveOptions(writeKey: unknown, input: Options = {}): Resolved
     spool: optionalPath('spool', input.spool),
     spoolInterval: duration('spoolInterval', input.spoolInterval ?? DEFAULTS.spoolInterval, 1),
     maxSpoolBytes: integer('maxSpoolBytes', input.maxSpoolBytes ?? DEFAULTS.maxSpoolBytes, 1),
-    logger: logger(input.logger),
+    logger: optionalWithMethods('logger', input.logger, LOG_LEVELS),
     silent: boolean('silent', input.silent ?? DEFAULTS.silent),
   });
 }
@@ -404,17 +405,5 @@ function optionalPath(name: string, value: unknown): string | undefined {
     throw new ConfigError(name, `Expected \`${name}\` to be a non-empty file path, got ${describe(value)}`);
   }
   return value;
-}
-
-function logger(value: unknown): Logger | undefined {
-  if (value === undefined) return undefined;
-  const missing = LOG_LEVELS.filter((level) => typeof (value as Record<string, unknown> | null)?.[level] !== 'function');
-  if (missing.length > 0) {
-    throw new ConfigError(
-      'logger',
-      `Expected \`logger\` to have debug, info, warn and error methods, got ${describe(value)} without ${missing.join(', ')}`,
-    );
-  }
-  return value as Logger;
 }
 

@@ -61,6 +61,23 @@ export function optionalFunction<T>(name: string, value: T): T {
   return value;
 }
 
+/**
+ * @param kind what `value` must be, for the message (`an undici Dispatcher`); without it the message
+ * asks for the methods alone.
+ * @returns `value` when it is undefined or has a function for each of `methods`.
+ * @throws {ConfigError} naming option `name` and the methods it lacks otherwise.
+ */
+export function optionalWithMethods<T>(name: string, value: T, methods: readonly string[], kind?: string): T {
+  if (value === undefined) return value;
+  const missing = methods.filter((method) => typeof (value as Record<string, unknown> | null)?.[method] !== 'function');
+  if (missing.length > 0) {
+    const wanted = `${methods.slice(0, -1).join(', ')} and ${methods.at(-1)} methods`;
+    const expected = kind === undefined ? `have ${wanted}` : `be ${kind}, with ${wanted}`;
+    throw new ConfigError(name, `Expected \`${name}\` to ${expected}, got ${describe(value)} without ${missing.join(', ')}`);
+  }
+  return value;
+}
+
 /** `value` as a URL when it is a string holding an absolute http or https URL; else undefined. */
 export function parseHttpUrl(value: unknown): URL | undefined {
   if (typeof value !== 'string') return undefined;

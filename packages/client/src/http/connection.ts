@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { optionalWithMethods } from '../core/validate.js';
 import type { RequestAbort } from './request-abort.js';
 
 /** A fetch-compatible function; see the client's `fetch` option. */
@@ -34,6 +35,16 @@ export interface Connection {
   send(request: Outgoing): Promise<RawResponse>;
   /** Releases its own sockets: gracefully, or at once with `force`. A user's dispatcher stays open. */
   close(force?: boolean): Promise<void>;
+}
+
+/**
+ * A user's `dispatcher` option, checked for what is called on it: `request` by the undici
+ * connection, `dispatch` by undici's fetch, which a user's `fetch` is given it for. One without
+ * them would fail every request, each retried, rather than the constructor.
+ * @throws {ConfigError} naming option `name`.
+ */
+export function optionalDispatcher(name: string, value: Dispatcher | undefined): Dispatcher | undefined {
+  return optionalWithMethods(name, value, ['request', 'dispatch'], 'an undici Dispatcher');
 }
 
 /** What a {@link Connection} is opened with. */

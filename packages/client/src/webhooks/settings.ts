@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../core/errors.js';
 import { describe, describeSecret, describeUrl } from '../core/describe.js';
-import { type FetchLike } from '../http/connection.js';
+import { type FetchLike, optionalDispatcher } from '../http/connection.js';
 import { boolean, duration, integer, isPlainObject, optionalFunction, parseHttpUrl, within } from '../core/validate.js';
 import { resolveFilter, type WebhookFilter } from './filter.js';
 import { resolveSharedSecrets, resolveStandardSecrets, type StandardWebhooksSettings } from './secrets.js';
@@ -89,7 +89,8 @@ export interface WebhookDestinationOptions {
    */
   breakerThreshold?: number;
   /**
-   * An undici `Dispatcher` to send with (a proxy agent, say). The destination does not close it, and
+   * An undici `Dispatcher` to send with (a proxy agent, say), with its `request` and `dispatch`
+   * methods. The destination does not close it, and
    * cannot check it: it must keep verifying TLS certificates.
    * @default a keep-alive `Agent` that verifies certificates, owned and closed by the destination
    */
@@ -220,7 +221,7 @@ export function resolveWebhookConfig(settings: WebhookSettings, options: Webhook
     maxRetryDelay: duration(option('maxRetryDelay'), options.maxRetryDelay ?? WEBHOOK_DEFAULTS.maxRetryDelay, minRetryDelay),
     maxRequestsPerUrl: integer(option('maxRequestsPerUrl'), options.maxRequestsPerUrl ?? WEBHOOK_DEFAULTS.maxRequestsPerUrl, 1),
     breakerThreshold: integer(option('breakerThreshold'), options.breakerThreshold ?? WEBHOOK_DEFAULTS.breakerThreshold, 1),
-    dispatcher: options.dispatcher,
+    dispatcher: optionalDispatcher(option('dispatcher'), options.dispatcher),
     proxy: boolean(option('proxy'), options.proxy ?? WEBHOOK_DEFAULTS.proxy),
     fetch: optionalFunction(option('fetch'), options.fetch),
   });

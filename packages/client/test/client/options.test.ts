@@ -1,3 +1,4 @@
+import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Analytics, ConfigError, DEFAULTS } from '../../src/index.js';
 import { resolveOptions } from '../../src/client/options.js';
@@ -85,6 +86,28 @@ describe('resolveOptions', () => {
       name: 'ConfigError',
       option: 'integrations.Webhooks',
     });
+  });
+
+  it.each([
+    [{}, 'Expected `dispatcher` to be an undici Dispatcher, with request and dispatch methods, got an instance of Object without request, dispatch'],
+    [{ request: () => {} }, 'Expected `dispatcher` to be an undici Dispatcher, with request and dispatch methods, got an instance of Object without dispatch'],
+    ['agent', 'Expected `dispatcher` to be an undici Dispatcher, with request and dispatch methods, got `"agent"` (string) without request, dispatch'],
+  ])('refuses a dispatcher that cannot send (%o) at construction, rather than failing each batch', (dispatcher, message) => {
+    expect(() => new Analytics('wk', { dispatcher: dispatcher as never })).toThrow(new ConfigError('dispatcher', message));
+  });
+
+  it('sends through an undici Agent given as the dispatcher, and leaves it open', async () => {
+    const server = await startLoopback();
+    const dispatcher = new Agent();
+    try {
+      const analytics = new Analytics('wk', { endpoint: server.url, dispatcher, flushAt: 1 });
+      analytics.track({ userId: 'u', event: 'e' });
+      expect(await analytics.close()).toEqual({ delivered: 1, failed: 0, dropped: 0 });
+      expect(dispatcher.closed).toBe(false);
+    } finally {
+      await dispatcher.close();
+      await server.close();
+    }
   });
 
   it('requires a write key', () => {

@@ -118,4 +118,10 @@ describe('WebhookDestination settings', () => {
     const destination = new WebhookDestination({ webhooks: [{ url }] }, { retryWindow: 30 * 24 * 3_600_000, maxRetryDelay: 2 ** 31 - 1 });
     await destination.close();
   });
+
+  it('refuses a dispatcher without the methods it sends with, naming it', () => {
+    const error = configError({ webhooks: [{ url }] }, { dispatcher: {} as never });
+    expect(error).toMatchObject({ name: 'ConfigError', option: 'dispatcher' });
+    expect(error.message).toBe('Expected `dispatcher` to be an undici Dispatcher, with request and dispatch methods, got an instance of Object without request, dispatch');
+  });
 });
