@@ -17,7 +17,7 @@ export { LIMITS } from './core/limits.js';
 export { OldestFirst } from './core/oldest-first.js';
 export { Queue } from './core/queue.js';
 export { Throttle } from './core/throttle.js';
-export { isoOf, type JsonObject, MAX_TIME, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
+export { DATE_STRING, isoOf, isoTime, type JsonObject, MAX_TIME, type Message, type MessageType, MESSAGE_TYPES, validateMessage } from './core/message.js';
 export { integer, isPlainObject, parseHttpUrl } from './core/validate.js';
 export { liveOwner, ownerText } from './platform/lock-owner.js';
 export { log } from './platform/log.js';

@@ -381,14 +381,14 @@ function validateIntegrations(field: string, integrations: unknown): void {
 /**
  * A call's `timestamp` as ISO 8601 UTC with milliseconds; when it is undefined, `now()`, or by
  * default the current time.
- * @throws {ValidationError} when it is neither a valid Date nor a parseable date string.
+ * @throws {ValidationError} when it is neither a valid Date nor an ISO 8601 date string ({@link isoTime}).
  */
 export function timestampOf(value: unknown, now?: () => Date): string {
   if (value === undefined) return now ? now().toISOString() : isoNow();
   if (typeof value === 'string' && value === lastRead) return lastReadIso;
-  const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? isoTime(value) : Number.NaN;
   if (Number.isNaN(time)) {
-    throw new ValidationError('timestamp', `Expected \`timestamp\` to be a valid Date or date string, got ${describe(value)}`);
+    throw new ValidationError('timestamp', `Expected \`timestamp\` to be a valid Date or ${DATE_STRING}, got ${describe(value)}`);
   }
   const iso = new Date(time).toISOString();
   if (typeof value === 'string') {
@@ -396,6 +396,118 @@ export function timestampOf(value: unknown, now?: () => Date): string {
     lastReadIso = iso;
   }
   return iso;
+}
+
+/** What a date string must be, for the errors that refuse one. */
+export const DATE_STRING = 'an ISO 8601 date string (`2026-01-31T09:30:00.000Z`, `2026-01-31T10:30:00+01:00`, `2026-01-31`)';
+
+/**
+ * The time an ISO 8601 date string names, in ms since the epoch; NaN for any other string. Taken:
+ * `YYYY-MM-DD`, alone (UTC midnight) or followed by `T` or a space, `hh:mm`, optionally `:ss` and
+ * a fraction (read to the ms), and `Z` or an offset `±hh:mm`; the year may be `±YYYYYY`, as
+ * `Date#toISOString` writes the years outside 0000 to 9999. Every field in its range, the day in
+ * its month, the time within the dates a `Date` holds.
+ *
+ * Not `Date.parse`: it takes `"1"` (2001), rolls February 31 over into March and reads a time
+ * without an offset in the server's time zone, so a mistake became a wrong date, not an error.
+ * Read by hand, not by a regular expression: a collector reads every message's `timestamp`.
+ */
+export function isoTime(text: string): number {
+  const sign = text.charCodeAt(0);
+  const expanded = sign === PLUS || sign === MINUS;
+  let at = expanded ? 7 : 4;
+  let year = expanded ? digits(text, 1, 6) : digits(text, 0, 4);
+  // ISO 8601 has no negative zero year; ECMAScript refuses it too.
+  if (sign === MINUS) year = year === 0 ? Number.NaN : -year;
+  if (Number.isNaN(year) || text.charCodeAt(at) !== MINUS || text.charCodeAt(at + 3) !== MINUS) return Number.NaN;
+  const month = digits(text, at + 1, 2);
+  const day = digits(text, at + 4, 2);
+  if (!(month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month))) return Number.NaN;
+  const date = daysSinceEpoch(year, month, day) * DAY_MS;
+  at += 6;
+  if (at === text.length) return withinDates(date);
+  const separator = text.charCodeAt(at);
+  if ((separator !== UPPER_T && separator !== LOWER_T && separator !== SPACE) || text.charCodeAt(at + 3) !== COLON) return Number.NaN;
+  const hour = digits(text, at + 1, 2);
+  const minute = digits(text, at + 4, 2);
+  if (!(hour <= 23 && minute <= 59)) return Number.NaN;
+  at += 6;
+  let second = 0;
+  let ms = 0;
+  if (text.charCodeAt(at) === COLON) {
+    second = digits(text, at + 1, 2);
+    if (!(second <= 59)) return Number.NaN;
+    at += 3;
+    if (text.charCodeAt(at) === DOT) {
+      const start = ++at;
+      // Digits past the third are read and dropped, as Date.parse and toISOString do.
+      for (let scale = 100, c = text.charCodeAt(at); c >= ZERO && c <= NINE; c = text.charCodeAt(++at), scale = (scale / 10) | 0) {
+        ms += (c - ZERO) * scale;
+      }
+      if (at === start) return Number.NaN;
+    }
+  }
+  let offset = 0;
+  const zone = text.charCodeAt(at);
+  if (zone === UPPER_Z || zone === LOWER_Z) {
+    at += 1;
+  } else if ((zone === PLUS || zone === MINUS) && text.charCodeAt(at + 3) === COLON) {
+    const hours = digits(text, at + 1, 2);
+    const minutes = digits(text, at + 4, 2);
+    if (!(hours <= 23 && minutes <= 59)) return Number.NaN;
+    offset = (zone === PLUS ? 1 : -1) * (hours * 60 + minutes) * 60_000;
+    at += 6;
+  } else {
+    // No offset: which instant it names depends on where it was written.
+    return Number.NaN;
+  }
+  if (at !== text.length) return Number.NaN;
+  return withinDates(date + hour * 3_600_000 + minute * 60_000 + second * 1_000 + ms - offset);
+}
+
+const PLUS = '+'.charCodeAt(0);
+const MINUS = '-'.charCodeAt(0);
+const DOT = '.'.charCodeAt(0);
+const COLON = ':'.charCodeAt(0);
+const SPACE = ' '.charCodeAt(0);
+const ZERO = '0'.charCodeAt(0);
+const NINE = '9'.charCodeAt(0);
+const UPPER_T = 'T'.charCodeAt(0);
+const LOWER_T = 't'.charCodeAt(0);
+const UPPER_Z = 'Z'.charCodeAt(0);
+const LOWER_Z = 'z'.charCodeAt(0);
+const DAY_MS = 86_400_000;
+
+/** The `count` decimal digits at `at` as a number; NaN when any is not a digit. */
+function digits(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const c = text.charCodeAt(i);
+    if (!(c >= ZERO && c <= NINE)) return Number.NaN;
+    value = value * 10 + (c - ZERO);
+  }
+  return value;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
+ * `days_from_civil`). Not `Date.UTC`, which reads the years 0 to 99 as 1900 to 1999.
+ */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  return era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
+}
+
+function withinDates(time: number): number {
+  return Math.abs(time) <= MAX_TIME ? time : Number.NaN;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ValidationError } from '../core/errors.js';
-import { isEmpty, isoOf, type JsonObject, MAX_TIME, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
+import { DATE_STRING, isEmpty, isoOf, isoTime, type JsonObject, MAX_TIME, type Message, type MessageInput, timestampOf, validateMessage } from '../core/message.js';
 import { describe } from '../core/describe.js';
 import { isPlainObject } from '../core/validate.js';
 
@@ -96,7 +96,7 @@ export type WebhookBody = PageBody | ScreenBody | IdentifyBody | TrackBody | Ali
 
 /** What {@link toWebhookBody} adds that is not in the message itself. */
 export interface WebhookBodyOptions {
-  /** When the message was accepted; becomes `receivedAt`. Absent: the body has no `receivedAt`. */
+  /** When the message was accepted; becomes `receivedAt` (a string: ISO 8601). Absent: the body has no `receivedAt`. */
   receivedAt?: Date | string | number;
 }
 
@@ -177,9 +177,20 @@ export function toWebhookBody(message: WebhookInput, options: WebhookBodyOptions
 }
 
 function receivedAtOf(value: Date | string | number): string {
-  const time = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
-  if (!(Math.abs(time) <= MAX_TIME)) throw new ValidationError('receivedAt', `Expected \`receivedAt\` to be a valid date, got ${describe(value)}`);
-  return isoOf(time);
+  return isoOf(receivedTime(value));
+}
+
+/**
+ * A `receivedAt` option in ms since the epoch.
+ * @throws {ValidationError} naming `receivedAt` unless it is a Date, ms or an ISO 8601 date string
+ * within the dates a `Date` holds.
+ */
+export function receivedTime(value: Date | string | number): number {
+  const time = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : typeof value === 'string' ? isoTime(value) : Number.NaN;
+  if (!(Math.abs(time) <= MAX_TIME)) {
+    throw new ValidationError('receivedAt', `Expected \`receivedAt\` to be a valid Date, ms since the epoch or ${DATE_STRING}, got ${describe(value)}`);
+  }
+  return time;
 }
 
 function requireUserId(userId: unknown): string {

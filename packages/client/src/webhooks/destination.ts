@@ -8,7 +8,7 @@ import { openConnection } from '../http/open-connection.js';
 import { type RetryPolicy, retryDelay, withRetry } from '../http/retry.js';
 import { RequestAbort } from '../http/request-abort.js';
 import { post } from '../http/transport.js';
-import type { WebhookInput, WebhookType } from './body.js';
+import { receivedTime, type WebhookInput, type WebhookType } from './body.js';
 import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
 import { filterTakes } from './filter.js';
 import { finish, type RequestOutcome, type SlotWaiter, UrlLane } from './lane.js';
@@ -111,7 +111,8 @@ export interface WebhookEvents {
 /** What `deliver()` and `deliverPrepared()` accept besides the message. */
 export interface DeliverOptions {
   /**
-   * When the message was accepted: the body's `receivedAt`, and the start of its `retryWindow`.
+   * When the message was accepted: the body's `receivedAt`, and the start of its `retryWindow`. A
+   * string must be an ISO 8601 date (see the `timestamp` of a call).
    * @default now
    */
   receivedAt?: Date | string | number;
@@ -265,7 +266,7 @@ export class WebhookDestination {
    * be serialised (a BigInt, a cycle).
    */
   deliver(message: WebhookInput, options: DeliverOptions = {}): Promise<WebhookDeliveryResult> {
-    const receivedAt = options.receivedAt === undefined ? Date.now() : new Date(options.receivedAt).getTime();
+    const receivedAt = options.receivedAt === undefined ? Date.now() : receivedTime(options.receivedAt);
     return this.deliverPrepared(prepareWebhook(message, receivedAt), options);
   }
 

@@ -141,6 +141,84 @@ describe('buildMessage', () => {
   });
 });
 
+describe('timestamp strings', () => {
+  const at = (timestamp: unknown) => build('track', { userId: 'u', event: 'e', timestamp }).message.timestamp;
+
+  it.each([
+    ['2026-01-31T12:34:56.789Z', '2026-01-31T12:34:56.789Z'],
+    ['2026-01-31T12:34:56Z', '2026-01-31T12:34:56.000Z'],
+    ['2026-01-31t12:34:56z', '2026-01-31T12:34:56.000Z'],
+    ['2026-01-31 12:34:56Z', '2026-01-31T12:34:56.000Z'],
+    ['2026-01-31T12:34Z', '2026-01-31T12:34:00.000Z'],
+    ['2026-01-31T12:34:56.7+01:00', '2026-01-31T11:34:56.700Z'],
+    ['2026-01-31T12:34:56.123456789-05:30', '2026-01-31T18:04:56.123Z'],
+    ['2026-01-01T00:30:00+01:00', '2025-12-31T23:30:00.000Z'],
+    ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'],
+    ['2000-02-29T00:00:00Z', '2000-02-29T00:00:00.000Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+    ['0050-06-01T00:00:00Z', '0050-06-01T00:00:00.000Z'],
+    ['2026-01-31', '2026-01-31T00:00:00.000Z'],
+    // What Date#toISOString gives for the years beyond 9999 and before 0.
+    ['+275760-09-13T00:00:00.000Z', '+275760-09-13T00:00:00.000Z'],
+    ['-000001-01-01T00:00:00.000Z', '-000001-01-01T00:00:00.000Z'],
+  ])('reads %s as %s', (given, iso) => {
+    expect(at(given)).toBe(iso);
+  });
+
+  it('reads a date without a time as UTC midnight, whatever the time zone', () => {
+    const tz = process.env.TZ;
+    process.env.TZ = 'Asia/Tokyo';
+    try {
+      expect(at('2026-01-01')).toBe('2026-01-01T00:00:00.000Z');
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
+  it.each([
+    '1',
+    'foo 2',
+    '2026',
+    '2026-01',
+    '2026-02-31T00:00:00Z',
+    '2025-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-00-10T00:00:00Z',
+    '2026-01-00T00:00:00Z',
+    '2026-01-01T10:00:00',
+    '2026-01-01T10:00',
+    '2026-01-01T24:00:00Z',
+    '2026-01-01T10:60:00Z',
+    '2026-01-01T10:00:60Z',
+    '2026-01-01T10:00:00.Z',
+    '2026-01-01T10:00:00+0100',
+    '2026-01-01T10:00:00+24:00',
+    '2026-01-01T10:00:00+01:60',
+    '2026-01-01T10:00:00Z ',
+    ' 2026-01-01T10:00:00Z',
+    '2026-1-01T10:00:00Z',
+    '2026-01-01T1:00:00Z',
+    'Thu, 01 Jan 2026 10:00:00 GMT',
+    '01/02/2026',
+    '-000000-01-01T00:00:00Z',
+    '+275760-09-13T00:00:00.001Z',
+    '',
+  ])('refuses %j naming timestamp', (timestamp) => {
+    expect(fieldOf(() => at(timestamp))).toBe('timestamp');
+  });
+
+  it('says what a date string must be', () => {
+    expect(() => at('2026-02-31T00:00:00Z')).toThrow(/ISO 8601/);
+  });
+
+  it('accepts a Date, and refuses one that holds no time', () => {
+    expect(at(new Date('2026-01-31T12:34:56.789Z'))).toBe('2026-01-31T12:34:56.789Z');
+    expect(fieldOf(() => at(new Date(Number.NaN)))).toBe('timestamp');
+  });
+});
+
 describe('validateMessage (incoming messages)', () => {
   it('keeps the sender id, timestamp and context and adds no library', () => {
     const message = validateMessage({ type: 'track', userId: 'u', event: 'e', messageId: 'm', timestamp: '2024-01-01T00:00:00Z', context: { ip: '1.2.3.4' } });

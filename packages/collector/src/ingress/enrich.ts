@@ -1,4 +1,4 @@
-import { describe, isoOf, isPlainObject, type JsonObject, MAX_TIME, type Message } from 'batched-analytics/internal';
+import { DATE_STRING, describe, isoOf, isoTime, isPlainObject, type JsonObject, MAX_TIME, type Message } from 'batched-analytics/internal';
 import { RequestError } from './http.js';
 
 /**
@@ -72,7 +72,7 @@ export function enrich(message: Message, input: Record<string, unknown>, arrival
     message.timestamp = arrival.receivedIso;
   } else {
     message.originalTimestamp = message.timestamp;
-    if (sentAt !== undefined) message.timestamp = correctedTime(arrival.receivedAt - (sentAt - Date.parse(message.timestamp)), path);
+    if (sentAt !== undefined) message.timestamp = correctedTime(arrival.receivedAt - (sentAt - isoTime(message.timestamp)), path);
   }
   const context = message.context;
   if (context.ip === undefined && arrival.ip !== '' && (context.direct === true || fromClientLibrary(context))) context.ip = arrival.ip;
@@ -81,11 +81,11 @@ export function enrich(message: Message, input: Record<string, unknown>, arrival
 
 /**
  * A `sentAt` as ms since the epoch.
- * @throws {RequestError} 400 naming `field` when it is not a date string.
+ * @throws {RequestError} 400 naming `field` when it is not an ISO 8601 date string.
  */
 export function timeOf(value: unknown, field: string): number {
-  const time = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(time)) throw new RequestError(400, 'ERR_VALIDATION', `Expected \`${field}\` to be a date string (ISO 8601), got ${describe(value)}`, field);
+  const time = typeof value === 'string' ? isoTime(value) : Number.NaN;
+  if (Number.isNaN(time)) throw new RequestError(400, 'ERR_VALIDATION', `Expected \`${field}\` to be ${DATE_STRING}, got ${describe(value)}`, field);
   return time;
 }
 
