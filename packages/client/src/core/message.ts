@@ -229,6 +229,9 @@ function checked(type: MessageType, params: unknown): CheckedParams {
   optionalString('name', p.name);
   optionalString('category', p.category);
   optionalString('messageId', p.messageId);
+  if (p.messageId !== undefined && p.messageId.length > LIMITS.messageIdLength) {
+    throw new ValidationError('messageId', `Expected \`messageId\` to be at most ${LIMITS.messageIdLength} characters, got ${p.messageId.length}`);
+  }
   optionalString('userId', p.userId);
   optionalString('anonymousId', p.anonymousId);
   if (p.traits !== undefined) plainObjectField('traits', p.traits);

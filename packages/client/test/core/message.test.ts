@@ -40,6 +40,7 @@ describe.each(BUILDERS)('validation: %s', (_, build) => {
     ['track', { userId: 'u', event: 'e', timestamp: 'yesterday-ish' }, 'timestamp'],
     ['track', { userId: 'u', event: 'e', timestamp: new Date(Number.NaN) }, 'timestamp'],
     ['track', { userId: 'u', event: 'e', messageId: '' }, 'messageId'],
+    ['track', { userId: 'u', event: 'e', messageId: 'm'.repeat(101) }, 'messageId'],
     ['page', { userId: 'u', name: 42 }, 'name'],
     ['screen', { userId: 'u', category: '' }, 'category'],
     ['track', { anonymousId: '', event: 'e' }, 'anonymousId'],
@@ -48,6 +49,14 @@ describe.each(BUILDERS)('validation: %s', (_, build) => {
     ['screen', null, 'params'],
   ] as const)('%s %o is refused naming %s', (type, params, field) => {
     expect(fieldOf(() => build(type, params))).toBe(field);
+  });
+
+  it('takes a messageId of up to 100 characters, and says what it expected of a longer one', () => {
+    const longest = 'm'.repeat(100);
+    expect(build('track', { userId: 'u', event: 'e', messageId: longest }).message.messageId).toBe(longest);
+    expect(() => build('track', { userId: 'u', event: 'e', messageId: 'm'.repeat(20_000) })).toThrow(
+      'Expected `messageId` to be at most 100 characters, got 20000',
+    );
   });
 
   it('accepts an anonymousId instead of a userId', () => {

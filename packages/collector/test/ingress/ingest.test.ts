@@ -40,6 +40,20 @@ describe('single-call routes', () => {
     expect(JSON.stringify(await fixture.webhookOf(messageId))).not.toContain('wk_web');
   });
 
+  it('refuses a messageId over 100 characters, which would not fit a receiver\'s headers, naming it; takes one of 100', async () => {
+    const long = 'm'.repeat(20_000);
+    const single = await send(url('/v1/t'), { type: 'track', event: 'E', userId: 'u1', messageId: long }, { headers: auth });
+    expect(single).toMatchObject({ status: 400, body: { code: 'ERR_VALIDATION', field: 'messageId' } });
+    expect(single.body.error).toMatch(/at most 100 characters, got 20000/);
+    const first = randomUUID();
+    const batch = await send(url('/v1/batch'), { batch: [{ type: 'track', event: 'E', userId: 'u1', messageId: first }, { type: 'track', event: 'E', userId: 'u1', messageId: 'm'.repeat(101) }] }, { headers: auth });
+    expect(batch).toMatchObject({ status: 400, body: { field: 'batch[1].messageId' } });
+    const longest = `${randomUUID()}-`.padEnd(100, 'm');
+    expect((await send(url('/v1/t'), { type: 'track', event: 'E', userId: 'u1', messageId: longest }, { headers: auth })).status).toBe(200);
+    expect(await fixture.webhookOf(longest)).toMatchObject({ messageId: longest });
+    expect(fixture.bodies().some((body) => body.messageId === first)).toBe(false);
+  });
+
   it('refuses a call whose type is not its route\'s, naming `type`', async () => {
     const answer = await send(url('/v1/t'), { type: 'identify', userId: 'u' }, { headers: auth });
     expect(answer).toMatchObject({ status: 400, body: { field: 'type' } });
