@@ -9,7 +9,7 @@ import { type RetryPolicy, retryDelay, withRetry } from '../http/retry.js';
 import { RequestAbort } from '../http/request-abort.js';
 import { post } from '../http/transport.js';
 import { receivedTime, type WebhookInput, type WebhookType } from './body.js';
-import { BackingOffError, WebhookError, type WebhookFailure } from './error.js';
+import { BackingOffError, failureOf, WebhookError, type WebhookFailure } from './error.js';
 import { filterTakes } from './filter.js';
 import { finish, type RequestOutcome, type SlotWaiter, UrlLane } from './lane.js';
 import { type PreparedWebhook, prepareWebhook } from './prepared.js';
@@ -188,7 +188,7 @@ const PROBE_EVERY_MOST = 5_000;
  * One attempt POSTs the same serialised bytes to every receiver that can take it now; the message
  * is delivered as soon as one answers 2xx, and the others are not asked again (requests already
  * sent to them finish in the background, without holding the delivery). Otherwise timeouts,
- * network errors, 5xx, 408 and 429 are retried with jittered exponential backoff until
+ * network errors, 3xx (never followed), 5xx, 408 and 429 are retried with jittered exponential backoff until
  * `retryWindow` after the message was received. A receiver that answers any other 4xx, or presents
  * a certificate that does not verify, is dropped from that message's later attempts.
  *
@@ -590,7 +590,7 @@ export class WebhookDestination {
         this.#requests.delete(abort);
       }
     } catch (error) {
-      outcome = { index, url, error: error as Error };
+      outcome = { index, url, error: failureOf(error as Error) };
     }
     const error = 'error' in outcome ? outcome.error : undefined;
     const { id, messageId, type, attempt } = context;

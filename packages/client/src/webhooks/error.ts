@@ -6,13 +6,13 @@ export interface WebhookFailure {
   /** Position of the receiver in `settings.webhooks`. */
   index: number;
   url: string;
-  /** An `HttpError`, `TimeoutError` or `NetworkError`. */
+  /** An `HttpError` (a `RedirectError` for a 3xx), `TimeoutError` or `NetworkError`. */
   error: DeliveryError;
 }
 
 /**
  * No receiver answered 2xx. Lists each receiver's latest failure; retryable while at least one of
- * them failed in a way that may heal (timeout, network error, 5xx, 408, 429).
+ * them failed in a way that may heal (timeout, network error, 3xx, 5xx, 408, 429).
  */
 export class WebhookError extends DeliveryError {
   /** The latest failure of every receiver, in settings order. */
@@ -59,4 +59,21 @@ export class BackingOffError extends DeliveryError {
   override get retryable(): boolean {
     return true;
   }
+}
+
+/**
+ * A receiver answered with a redirect (3xx). It is not followed: the signed body would go to a URL
+ * nobody configured, with the signature and the URL's headers. Retryable, as Svix and Convoy do: a
+ * redirect is a receiver moved or misconfigured (http to https, a trailing slash), which its owner
+ * fixes, not a refusal of this message.
+ */
+export class RedirectError extends HttpError {
+  override get retryable(): boolean {
+    return true;
+  }
+}
+
+/** How a request's failure counts: a receiver's 3xx is a {@link RedirectError}, any other as it is. */
+export function failureOf(error: Error): Error {
+  return error instanceof HttpError && error.status >= 300 && error.status < 400 ? new RedirectError(error.status, error.body, error.retryAfter) : error;
 }

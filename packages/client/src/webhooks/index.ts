@@ -26,7 +26,7 @@ export type {
   WebhookRecoveredEvent,
   WebhookRetryEvent,
 } from './destination.js';
-export { BackingOffError, WebhookError } from './error.js';
+export { BackingOffError, RedirectError, WebhookError } from './error.js';
 export { prepareWebhook } from './prepared.js';
 export type { WebhookFilter } from './filter.js';
 export type { PreparedWebhook } from './prepared.js';

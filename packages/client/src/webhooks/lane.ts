@@ -9,7 +9,7 @@ export type RequestOutcome = 'ok' | 'failed' | 'neutral';
 export interface LaneLimits {
   /** Requests in progress to the URL at once. */
   maxInProgress: number;
-  /** Deliveries whose requests failed (timeouts, network errors, 5xx, 408, 429) in a row that open the breaker. */
+  /** Deliveries whose requests failed (timeouts, network errors, 3xx, 5xx, 408, 429) in a row that open the breaker. */
   breakerThreshold: number;
   /** The first time the breaker stays open; it doubles each time a probe fails. */
   minCooldown: number;

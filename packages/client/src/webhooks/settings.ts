@@ -80,7 +80,7 @@ export interface WebhookDestinationOptions {
    */
   maxRequestsPerUrl?: number;
   /**
-   * Failures (timeouts, network errors, 5xx, 408, 429) of this many different messages in a row
+   * Failures (timeouts, network errors, 3xx, 5xx, 408, 429) of this many different messages in a row
    * after which a URL backs off on its own: it gets no request for `minRetryDelay`, then one probe;
    * each failed probe doubles the wait, up to 5 s (or `minRetryDelay` when longer, `maxRetryDelay`
    * when shorter); any answer other than a failure ends the backoff. One message retried many

@@ -151,6 +151,24 @@ describe('WebhookDestination against loopback receivers', () => {
     expect(failed).toEqual([{ id: 'msg-1', messageId: 'msg-1', attempts: 1, error }]);
   });
 
+  it('retries a 3xx as a failed attempt with its status, and never follows it to where it points', async () => {
+    const elsewhere = await receiver();
+    for (const code of [301, 302, 307, 308]) {
+      const moved = await receiver((request, res, n) =>
+        n === 0 ? res.writeHead(code, { location: elsewhere.url }).end() : status(200)(request, res, n),
+      );
+      const dest = destination({ webhooks: [{ url: moved.url }] });
+      const attempts = record(dest, 'attempt');
+      const retries = record(dest, 'retry');
+
+      expect(await dest.deliver(track)).toEqual({ delivered: true, attempts: 2 });
+      expect(attempts.map(({ ok, status: answered }) => [ok, answered])).toEqual([[false, code], [true, 200]]);
+      expect(retries[0]!.error.failures).toMatchObject([{ url: moved.url, error: { status: code, retryable: true } }]);
+      expect(moved.requests).toHaveLength(2);
+    }
+    expect(elsewhere.requests).toEqual([]);
+  });
+
   it('leaves a URL that answered a permanent 4xx out of later attempts', async () => {
     const rejecting = await receiver(status(400));
     const flaky = await receiver(sequence(503, 200));

@@ -207,4 +207,30 @@ describe('serve: a webhook URL that keeps failing', () => {
     expect(metrics.value('batched_analytics_alerts_total', { type: 'message.attempt.exhausted' })).toBe(1);
     expect(metrics.value('batched_analytics_alerts_total', { type: 'endpoint.failing' })).toBe(1);
   }, 30_000);
+
+  it('retries a receiver that answers 3xx, records its status in each attempt, and never follows it', async () => {
+    const elsewhere = await receiver();
+    const moved = await receiver((_, res) => res.writeHead(moved.requests.length < 3 ? 307 : 200, { location: elsewhere.url }).end());
+    const alerts = await receiver();
+    const file = writeConfig(
+      temp.dir,
+      {
+        adminToken: ADMIN_TOKEN,
+        sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: moved.url }] } } }],
+        delivery: { minRetryDelay: 20, maxRetryDelay: 50 },
+        alerts: { url: alerts.url, secret: newSecret() },
+      },
+      'moved.json',
+    );
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/moved`]);
+    expect((await postJson(`${collector.url}/v1/track`, track('m-1'), { authorization: basic('wk_web') })).status).toBe(200);
+    await waitFor(() => moved.requests.length === 3, 'the attempt after two redirects', 10_000);
+    await expect.poll(async () => (await scrape(collector.url)).value('batched_analytics_deliveries_total', { source: 'web', outcome: 'delivered' }), { timeout: 5_000 }).toBe(1);
+
+    const record = (await (await fetch(`${collector.url}/v1/messages/m-1`, { headers: ADMIN_AUTH })).json()) as { deliveries: unknown[] };
+    expect(record.deliveries).toMatchObject([{ state: 'delivered', attempts: [{ attempt: 1, status: 307 }, { attempt: 2, status: 307 }, { attempt: 3, status: 200 }] }]);
+    expect(elsewhere.requests).toEqual([]);
+    expect(alertsOf(alerts, 'message.attempt.exhausted')).toEqual([]);
+    expect(collector.stderr()).not.toContain('given up');
+  }, 30_000);
 });
