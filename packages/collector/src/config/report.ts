@@ -35,9 +35,9 @@ export interface CollectorLogger {
 }
 
 /**
- * The same line (its format string) is written at most once per this many ms by one reporter; the
- * ones held back are counted into the next. A full disk fails every request: without this it would
- * write a line per request.
+ * The same line (its format string, about the same source and URL) is written at most once per
+ * this many ms by one reporter; when the interval ends, the latest one held back is written with
+ * how many were. A full disk fails every request: without this it would write a line per request.
  */
 export const REPORT_INTERVAL = 10_000;
 
@@ -55,23 +55,38 @@ export function partLogger(logger: CollectorLogger, part: string): CollectorLogg
   return logger.child?.({ part }) ?? logger;
 }
 
+/** A line held back, written at the end of its interval unless another of its kind goes first. */
+interface HeldLine {
+  level: ReportLevel;
+  fields: ReportFields;
+  format: string;
+  args: unknown[];
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /**
  * Reports the failures an operator must see (storage, the database, the journal, deliveries) to
  * one logger, rate-limited per reporter: each part of a collector gets its own, so two collectors
- * in one process share nothing. Also goes to `DEBUG=analytics` (every time, not rate-limited),
+ * in one process share nothing. Lines about another source or URL are another kind: one URL's
+ * failures never hide another's. Also goes to `DEBUG=analytics` (every time, not rate-limited),
  * where the collector's other lines are.
  */
 export class Reporter {
+  /** The logger parts are made from: a part of a part is named once, by its own name. */
+  readonly #root: CollectorLogger;
   readonly #logger: CollectorLogger;
   readonly #throttle = new Throttle(REPORT_INTERVAL);
+  /** By kind; each for at most one interval. */
+  readonly #held = new Map<string, HeldLine>();
 
-  constructor(logger: CollectorLogger = stderrLogger) {
-    this.#logger = logger;
+  constructor(logger: CollectorLogger = stderrLogger, part?: string) {
+    this.#root = logger;
+    this.#logger = part === undefined ? logger : partLogger(logger, part);
   }
 
   /** A reporter for `part` of the collector, with a rate limit of its own. */
   child(part: string): Reporter {
-    return new Reporter(partLogger(this.#logger, part));
+    return new Reporter(this.#root, part);
   }
 
   warn(format: string, ...args: unknown[]): void;
@@ -98,10 +113,33 @@ export class Reporter {
   #throttled(level: ReportLevel, first: ReportFields | string, rest: unknown[]): void {
     const [fields, format, args] = typeof first === 'string' ? [{}, first, rest] : [first, rest[0] as string, rest.slice(1)];
     log(format, ...args);
-    const held = this.#throttle.admit(format);
-    if (held === undefined) return;
+    // Joined by a character neither a format, a source name nor a URL holds.
+    const kind = `${format}\n${fields.source ?? ''}\n${fields.url ?? ''}`;
+    const held = this.#throttle.admit(kind);
+    const waiting = this.#held.get(kind);
+    if (held === undefined) {
+      // Formatted only if it is written: a full disk holds back a line per request.
+      const timer = waiting?.timer ?? setTimeout(() => this.#release(kind), this.#throttle.endsIn(kind)).unref();
+      this.#held.set(kind, { level, fields, format, args, timer });
+      return;
+    }
+    // Its timer came late (a busy loop): this line counts the one it held.
+    if (waiting !== undefined) {
+      clearTimeout(waiting.timer);
+      this.#held.delete(kind);
+    }
+    this.#write({ level, fields, format, args }, held);
+  }
+
+  #release(kind: string): void {
+    const line = this.#held.get(kind)!;
+    this.#held.delete(kind);
+    this.#write(line, this.#throttle.release(kind) - 1);
+  }
+
+  #write({ level, fields, format, args }: Pick<HeldLine, 'level' | 'fields' | 'format' | 'args'>, others: number): void {
     const line = formatted(format, args);
-    this.#logger[level](fields, held > 0 ? `${line} (and ${held} more like it since)` : line);
+    this.#logger[level](fields, others > 0 ? `${line} (and ${others} more like it since)` : line);
   }
 }
 

@@ -112,7 +112,8 @@ export class UrlHealth {
     if (disabling(state)) {
       this.#change(key, source, url, (current) => (disabling(current) ? { ...current!, disabledAt: now, ...last } : undefined), ({ before, after }) => {
         if (before?.disabledAt !== undefined || after?.disabledAt === undefined) return;
-        this.#report.warn('collector: %s: webhook URL %s is disabled: every attempt at it failed since %s; POST /v1/webhooks/enable enables it', source, displayUrl(url), new Date(after.failingSince!).toISOString());
+        const shown = displayUrl(url);
+        this.#report.warn({ source, url: shown }, 'collector: %s: webhook URL %s is disabled: every attempt at it failed since %s; POST /v1/webhooks/enable enables it', source, shown, new Date(after.failingSince!).toISOString());
         this.#events.emit('urlDisabled', { state: after, messageId: attempt.messageId });
       });
     } else if (failures >= failingAfter && alertDue(state)) {

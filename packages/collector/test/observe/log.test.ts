@@ -24,6 +24,33 @@ const SECRETS = {
 const lines = (stderr: string) => stderr.split('\n').filter((line) => line !== '');
 
 describe('serve --log-format json', () => {
+  it('writes a line for each URL disabled, with its source and URL and each key once', async () => {
+    const first = await receiver(status(500));
+    const second = await receiver(status(500));
+    const file = writeConfig(
+      temp.dir,
+      {
+        sources: [{ name: 'web', writeKey: 'wk_web', destinations: { Webhooks: { webhooks: [{ url: `${first.url}?token=${SECRETS.query}` }, { url: second.url }] } } }],
+        delivery: { minRetryDelay: 20, maxRetryDelay: 50, disableAfter: 300 },
+      },
+      'disabled.json',
+    );
+    const collector = await startCollector(['--config', file, '--port', '0', '--data-dir', `${temp.dir}/disabled`, '--log-format', 'json']);
+    const message = { type: 'track', userId: 'u1', event: 'Logged', messageId: 'msg-disabled-1' };
+    expect((await postJson(`${collector.url}/v1/track`, message, { authorization: basic('wk_web') })).status).toBe(200);
+    await waitFor(() => (collector.stderr().match(/is disabled/g) ?? []).length === 2, 'a disabled line for each URL', 10_000);
+
+    const disabled = lines(collector.stderr()).filter((line) => line.includes('is disabled'));
+    for (const line of disabled) {
+      const keys = [...line.matchAll(/"(\w+)":/g)].map(([, key]) => key);
+      expect(keys).toEqual([...new Set(keys)]);
+    }
+    expect(disabled.map((line) => JSON.parse(line) as Record<string, unknown>).sort((a, b) => String(a.url).localeCompare(String(b.url)))).toEqual(
+      [first.url, second.url].sort().map((url) => expect.objectContaining({ level: 'warn', part: 'urls', source: 'web', url })),
+    );
+    expect(collector.stderr()).not.toContain(SECRETS.query);
+  });
+
   it('writes one JSON object a line, with fields, and never a message\'s contents or a secret', async () => {
     const hooks = await receiver(status(422));
     const config = (writeKey: string) => ({
