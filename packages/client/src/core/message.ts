@@ -450,19 +450,21 @@ export function isoTime(text: string): number {
       if (at === start) return Number.NaN;
     }
   }
+  // No offset (a naive datetime, as Python's isoformat() writes one) is UTC: never the zone of the
+  // machine reading it, which would move the instant with the server's TZ.
   let offset = 0;
   const zone = text.charCodeAt(at);
   if (zone === UPPER_Z || zone === LOWER_Z) {
     at += 1;
-  } else if ((zone === PLUS || zone === MINUS) && text.charCodeAt(at + 3) === COLON) {
+  } else if (zone === PLUS || zone === MINUS) {
+    // ±hh:mm, or the basic forms ±hhmm and ±hh.
     const hours = digits(text, at + 1, 2);
-    const minutes = digits(text, at + 4, 2);
+    const colon = text.charCodeAt(at + 3) === COLON;
+    const length = colon ? 6 : at + 3 === text.length ? 3 : 5;
+    const minutes = length === 3 ? 0 : digits(text, at + (colon ? 4 : 3), 2);
     if (!(hours <= 23 && minutes <= 59)) return Number.NaN;
     offset = (zone === PLUS ? 1 : -1) * (hours * 60 + minutes) * 60_000;
-    at += 6;
-  } else {
-    // No offset: which instant it names depends on where it was written.
-    return Number.NaN;
+    at += length;
   }
   if (at !== text.length) return Number.NaN;
   return withinDates(date + hour * 3_600_000 + minute * 60_000 + second * 1_000 + ms - offset);

@@ -167,6 +167,13 @@ describe('timestamp strings', () => {
     ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
     ['0050-06-01T00:00:00Z', '0050-06-01T00:00:00.000Z'],
     ['2026-01-31', '2026-01-31T00:00:00.000Z'],
+    // Without an offset, as Python's isoformat() writes a naive datetime: UTC, never the reader's zone.
+    ['2026-01-31T12:34:56', '2026-01-31T12:34:56.000Z'],
+    ['2026-01-31T12:34:56.5', '2026-01-31T12:34:56.500Z'],
+    ['2026-01-31T12:34', '2026-01-31T12:34:00.000Z'],
+    // The basic forms of an offset, as strftime's %z writes it.
+    ['2026-01-31T12:34:56+0100', '2026-01-31T11:34:56.000Z'],
+    ['2026-01-31T12:34:56-05', '2026-01-31T17:34:56.000Z'],
     // What Date#toISOString gives for the years beyond 9999 and before 0.
     ['+275760-09-13T00:00:00.000Z', '+275760-09-13T00:00:00.000Z'],
     ['-000001-01-01T00:00:00.000Z', '-000001-01-01T00:00:00.000Z'],
@@ -174,11 +181,12 @@ describe('timestamp strings', () => {
     expect(at(given)).toBe(iso);
   });
 
-  it('reads a date without a time as UTC midnight, whatever the time zone', () => {
+  it('reads a date without a time as UTC midnight, and a time without an offset as UTC, whatever the time zone', () => {
     const tz = process.env.TZ;
     process.env.TZ = 'Asia/Tokyo';
     try {
       expect(at('2026-01-01')).toBe('2026-01-01T00:00:00.000Z');
+      expect(at('2026-01-01T10:00:00')).toBe('2026-01-01T10:00:00.000Z');
     } finally {
       if (tz === undefined) delete process.env.TZ;
       else process.env.TZ = tz;
@@ -196,13 +204,12 @@ describe('timestamp strings', () => {
     '2026-13-01T00:00:00Z',
     '2026-00-10T00:00:00Z',
     '2026-01-00T00:00:00Z',
-    '2026-01-01T10:00:00',
-    '2026-01-01T10:00',
     '2026-01-01T24:00:00Z',
     '2026-01-01T10:60:00Z',
     '2026-01-01T10:00:60Z',
     '2026-01-01T10:00:00.Z',
-    '2026-01-01T10:00:00+0100',
+    '2026-01-01T10:00:00+010',
+    '2026-01-01T10:00:00+01:0',
     '2026-01-01T10:00:00+24:00',
     '2026-01-01T10:00:00+01:60',
     '2026-01-01T10:00:00Z ',
