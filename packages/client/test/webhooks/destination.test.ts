@@ -276,7 +276,7 @@ describe('WebhookDestination against loopback receivers', () => {
       expect.objectContaining({ name: 'ValidationError', field: 'message', message: expect.stringContaining('BigInt') }),
     );
     expect(() => dest.deliver({ ...track, type: 'purchase' } as unknown as Message)).toThrow(expect.objectContaining({ field: 'type' }));
-    for (const receivedAt of ['1', '2026-02-31T00:00:00Z', '2026-01-01T10:00:00']) {
+    for (const receivedAt of ['1', '2026-02-31T00:00:00Z', '2026-01-01T10:00:00+1']) {
       expect(() => dest.deliver(track, { receivedAt })).toThrow(expect.objectContaining({ name: 'ValidationError', field: 'receivedAt' }));
     }
     expect(a.requests).toHaveLength(0);
