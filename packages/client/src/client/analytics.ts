@@ -2,7 +2,7 @@ import { ENVELOPE_BYTES, type Entry, MessageStore, messagesOf, takeBatch } from 
 import { runBeforeSend } from './before-send.js';
 import { DeadLetterFile } from './dead-letter.js';
 import { Emitter } from '../core/emitter.js';
-import type { AnalyticsEvents, Callback, DropEvent, Summary } from './events.js';
+import { ANALYTICS_EVENT_NAMES, type AnalyticsEvents, type Callback, type DropEvent, type Summary } from './events.js';
 import { AnalyticsError, ClosedError, CloseTimeoutError, ConfigError, type DeliveryError, QueueFullError, SpoolFullError, ValidationError } from '../core/errors.js';
 import { ClientLog, clientLabel } from './logger.js';
 import {
@@ -25,7 +25,7 @@ import { isPlainObject } from '../core/validate.js';
 import { LIMITS } from '../core/limits.js';
 import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
-import { duration } from '../core/validate.js';
+import { duration, listening } from '../core/validate.js';
 import { BatchSender } from './sender.js';
 import { Spool } from './spool.js';
 import { type Unheard, UnheardFailures } from './unheard.js';
@@ -193,8 +193,10 @@ export class Analytics {
    * written), `flush` (a batch settled), `failed` (a batch was given up, with its messages), `retry`
    * (a batch will be resent), `request`/`response` (each HTTP attempt) or `drop` (a call was refused).
    * @returns a function that removes the listener.
+   * @throws {ConfigError} for another event name, or a listener that is no function.
    */
   on<K extends keyof AnalyticsEvents>(type: K, listener: (payload: AnalyticsEvents[K]) => void): () => void {
+    listening(ANALYTICS_EVENT_NAMES, type, listener);
     return this.#events.on(type, listener);
   }
 

@@ -106,3 +106,15 @@ export interface AnalyticsEvents {
   request: RequestEvent;
   response: ResponseEvent;
 }
+
+/** The names of {@link AnalyticsEvents}, for `on()` to check at run time (a record: none is left out). */
+export const ANALYTICS_EVENT_NAMES = Object.keys({
+  error: true,
+  flush: true,
+  retry: true,
+  'rate-limit': true,
+  drop: true,
+  failed: true,
+  request: true,
+  response: true,
+} satisfies Record<keyof AnalyticsEvents, true>);

@@ -1,3 +1,4 @@
+import { closest } from './closest.js';
 import { describe } from './describe.js';
 import { ConfigError } from './errors.js';
 
@@ -95,4 +96,19 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   if (value === null || typeof value !== 'object') return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Checks the arguments of an `on()`: one of the events `names` lists, and a function. Node's
+ * EventEmitter takes any name, so a misspelt one would be a listener that is never called.
+ * @throws {ConfigError} naming the unknown event (and the one likely meant), or `listener`.
+ */
+export function listening(names: readonly string[], type: unknown, listener: unknown): void {
+  if (typeof type !== 'string' || !names.includes(type)) {
+    const given = String(type);
+    const meant = closest(given, names);
+    const hint = meant === undefined ? `: it emits ${names.map((name) => `\`${name}\``).join(', ')}` : `: did you mean \`${meant}\`?`;
+    throw new ConfigError(given, `Unknown event \`${given}\` of on()${hint}`);
+  }
+  if (typeof listener !== 'function') throw new ConfigError('listener', `Expected \`listener\` to be a function, got ${describe(listener)}`);
 }

@@ -1,3 +1,4 @@
+import { listening } from '../core/validate.js';
 import { InProgress } from '../core/in-progress.js';
 import { encodeText } from '../platform/bytes.js';
 import type { Connection } from '../http/connection.js';
@@ -107,6 +108,9 @@ export interface WebhookEvents {
   failed: WebhookFailedEvent;
   recovered: WebhookRecoveredEvent;
 }
+
+/** The names of {@link WebhookEvents}, for `on()` to check at run time (a record: none is left out). */
+const WEBHOOK_EVENT_NAMES = Object.keys({ attempt: true, retry: true, delivered: true, failed: true, recovered: true } satisfies Record<keyof WebhookEvents, true>);
 
 /** What `deliver()` and `deliverPrepared()` accept besides the message. */
 export interface DeliverOptions {
@@ -307,8 +311,10 @@ export class WebhookDestination {
    * Listens to `attempt` (one receiver's outcome in one attempt), `retry` (another attempt will
    * follow), `delivered`, `failed`, or `recovered` (a URL that backed off answered again).
    * @returns a function that removes the listener.
+   * @throws {ConfigError} for another event name, or a listener that is no function.
    */
   on<K extends keyof WebhookEvents>(type: K, listener: (payload: WebhookEvents[K]) => void): () => void {
+    listening(WEBHOOK_EVENT_NAMES, type, listener);
     return this.#events.on(type, listener);
   }
 

@@ -474,6 +474,16 @@ describe('events and modes', () => {
     await analytics.close();
   });
 
+  // Node's EventEmitter takes any name, so a misspelt one is a listener that is never called.
+  it('on() refuses an event it never emits, suggesting the one meant, and a listener that is no function', async () => {
+    const analytics = client();
+    const on = analytics.on.bind(analytics) as (type: unknown, listener: unknown) => () => void;
+    expect(() => on('flsh', () => {})).toThrow(expect.objectContaining({ name: 'ConfigError', option: 'flsh', message: 'Unknown event `flsh` of on(): did you mean `flush`?' }));
+    expect(() => on('finish', () => {})).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('it emits `error`, `flush`, `retry`, `rate-limit`, `drop`, `failed`, `request`, `response`') }));
+    expect(() => on('flush', 5)).toThrow(expect.objectContaining({ name: 'ConfigError', option: 'listener', message: 'Expected `listener` to be a function, got `5` (number)' }));
+    await analytics.close();
+  });
+
   it('disable validates calls, never touches the network and still calls back', async () => {
     const analytics = client({ disable: true });
     const callback = vi.fn();

@@ -48,6 +48,15 @@ function destination(settings: WebhookSettings, options: WebhookDestinationOptio
   return created;
 }
 
+describe('on()', () => {
+  it('refuses an event it never emits, suggesting the one meant, and a listener that is no function', () => {
+    const dest = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }] });
+    const on = dest.on.bind(dest) as (type: unknown, listener: unknown) => () => void;
+    expect(() => on('delivred', () => {})).toThrow(expect.objectContaining({ name: 'ConfigError', option: 'delivred', message: 'Unknown event `delivred` of on(): did you mean `delivered`?' }));
+    expect(() => on('attempt', null)).toThrow(expect.objectContaining({ name: 'ConfigError', option: 'listener' }));
+  });
+});
+
 describe('WebhookDestination against loopback receivers', () => {
   it('POSTs the spec body, signed over the exact bytes received, to every URL with only its own headers', async () => {
     const a = await receiver();
