@@ -61,6 +61,8 @@ type Route = {
   handle: Handler;
   /** How the route answers a CORS preflight (`OPTIONS`); absent on routes no web page may call. */
   preflight?: Handler;
+  /** Headers every answer of the route carries, a refusal before its handler (405) included. */
+  open?: (req: IncomingMessage, res: ServerResponse) => void;
 };
 
 /** The single-call routes analytics.js and the mobile libraries send to, by the first letter of the type. */
@@ -107,11 +109,9 @@ export function createHandler(context: ServerContext): RequestListener {
   // by a page of an origin some source allows, until the source is known and decides.
   const crossOrigin = (route: Route): Route => ({
     method: route.method,
-    handle: (req, res) => {
-      sources().cors.open(req, res);
-      return route.handle(req, res);
-    },
+    handle: route.handle,
     preflight: (req, res) => sources().cors.preflight(req, res, route.method),
+    open: (req, res) => sources().cors.open(req, res),
   });
   const ingest = (parse: (parsed: unknown, arrival: Arrival) => Message[]): Route =>
     crossOrigin({
@@ -284,6 +284,7 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, report: Repo
     const run = async () => {
       if (route === undefined) throw new RequestError(404, 'ERR_NOT_FOUND', `No route ${pathname ?? JSON.stringify(req.url)}`);
       if (req.method === 'OPTIONS' && route.preflight !== undefined) return route.preflight(req, res);
+      route.open?.(req, res);
       if (req.method !== route.method && route !== options.anyMethod) {
         throw new RequestError(405, 'ERR_METHOD', `Expected ${route.method} ${pathname}, got ${req.method}`);
       }

@@ -67,8 +67,9 @@ describe('answers to pages', () => {
     const invalid = await send(url, { event: 'No one' }, { headers });
     const unknown = await send(url, { event: 'Unknown key', userId: 'u' }, { headers: { ...headers, authorization: basic('wk_nope') } });
     const malformed = await send(`${open.collector.url}/v1/b`, '{"batch":', { headers });
-    expect([accepted.status, invalid.status, unknown.status, malformed.status]).toEqual([200, 400, 401, 400]);
-    for (const answer of [accepted, invalid, unknown, malformed]) expect(answer.headers['access-control-allow-origin']).toBe(PAGE);
+    const wrongMethod = await send(url, undefined, { headers, method: 'GET' });
+    expect([accepted.status, invalid.status, unknown.status, malformed.status, wrongMethod.status]).toEqual([200, 400, 401, 400, 405]);
+    for (const answer of [accepted, invalid, unknown, malformed, wrongMethod]) expect(answer.headers['access-control-allow-origin']).toBe(PAGE);
   });
 
   it('allow a source\'s own origins, and refuse (403, nothing recorded) a page of another', async () => {
