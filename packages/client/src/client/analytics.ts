@@ -267,6 +267,7 @@ export class Analytics {
     await this.#sender.close();
     this.#spool?.close();
     await this.#deadLetter?.flushed();
+    this.#unheard?.close();
     this.#log.info('closed: %o', this.#totals);
     return { ...this.#totals };
   }

@@ -16,15 +16,24 @@ const LISTEN = {
 /** How a failure is told to the app: an `error` event, or a dropped call's `drop` event and callback. */
 export type Unheard = keyof typeof LISTEN;
 
+/** A failure held back, written when its code's minute ends (or at close) with how many were. */
+interface Held {
+  error: AnalyticsError;
+  unheard: Unheard;
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /**
  * Writes failures nobody hears of to stderr, so that none goes unseen by default: the first of each
- * error code, then at most one per code per minute (a long outage must not flood the host's logs),
- * telling how many were left out since.
+ * error code at once; those within the next minute are held back (a long outage must not flood the
+ * host's logs), and when it ends, or when the client closes, the latest is written with how many
+ * there were. Its timers do not keep a process alive.
  */
 export class UnheardFailures {
   readonly #label: string;
   readonly #write: (line: string) => void;
   readonly #throttle: Throttle;
+  readonly #held = new Map<string, Held>();
 
   constructor(label: string, write = (line: string) => console.error(line), now = Date.now) {
     this.#label = label;
@@ -33,12 +42,33 @@ export class UnheardFailures {
   }
 
   report(error: AnalyticsError, unheard: Unheard): void {
-    const skipped = this.#throttle.admit(error.code);
-    if (skipped === undefined) return;
-    const since = skipped > 0 ? ` (${skipped} more ${error.code} since the last line)` : '';
+    const code = error.code;
+    if (this.#throttle.admit(code) !== undefined) {
+      this.#line(error, unheard, '');
+      return;
+    }
+    const timer = this.#held.get(code)?.timer ?? setTimeout(() => this.#release(code), this.#throttle.endsIn(code)).unref();
+    this.#held.set(code, { error, unheard, timer });
+  }
+
+  /** Writes what is held back now: the client closes. */
+  close(): void {
+    for (const [code, { timer }] of this.#held) {
+      clearTimeout(timer);
+      this.#release(code);
+    }
+  }
+
+  #release(code: string): void {
+    const { error, unheard } = this.#held.get(code)!;
+    this.#held.delete(code);
+    this.#line(error, unheard, ` (${this.#throttle.release(code)} of this code in the last minute, this the latest)`);
+  }
+
+  #line(error: AnalyticsError, unheard: Unheard, count: string): void {
     this.#write(
-      `batched-analytics [${this.#label}] ${error.code}: ${error.message}${since}. ` +
-        `${LISTEN[unheard]}, or set \`logger\` or \`silent\`; more of this kind within a minute are not shown.`,
+      `batched-analytics [${this.#label}] ${error.code}: ${error.message}${count}. ` +
+        `${LISTEN[unheard]}, or set \`logger\` or \`silent\`; more of this kind within a minute are counted in one line.`,
     );
   }
 }

@@ -34,8 +34,9 @@ describe('a failure nobody listens for', () => {
   it('is written to stderr, once per kind of error', async () => {
     const { summary, stderr } = await runScript({});
     expect(summary).toEqual({ delivered: 0, failed: 3, dropped: 0 });
+    // The first failure at once; the two held back when the script closes its client.
     const lines = stderr.trimEnd().split('\n');
-    expect(lines).toEqual([expect.stringContaining('ERR_HTTP')]);
+    expect(lines).toEqual([expect.stringContaining('ERR_HTTP'), expect.stringContaining('(2 of this code in the last minute, this the latest)')]);
     expect(lines[0]).toContain('Request failed with status 400: bad batch');
     expect(lines[0]).toContain('wk#1');
     expect(lines[0]).toContain('Listen to the `error` event, or set `logger` or `silent`');
@@ -53,12 +54,15 @@ describe('a failure nobody listens for', () => {
 describe('a dropped call nobody hears of', () => {
   const fullQueue = fileURLToPath(new URL('../fixtures/full-queue.mjs', import.meta.url));
 
-  it('is written to stderr once, without a drop listener; not with one', async () => {
+  it('is written to stderr, the first at once and the rest counted at close, without a drop listener; not with one', async () => {
     server = await startLoopback();
     const env = { ...process.env, DEBUG: '' };
     const unheard = await run(process.execPath, [fullQueue, server.url], { env, timeout: 10_000 });
     expect(JSON.parse(unheard.stdout)).toEqual({ delivered: 1, failed: 0, dropped: 4 });
-    expect(unheard.stderr.trimEnd().split('\n')).toEqual([expect.stringContaining('ERR_QUEUE_FULL: Dropped: the queue already holds maxQueueSize (1) messages')]);
+    expect(unheard.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringContaining('ERR_QUEUE_FULL: Dropped: the queue already holds maxQueueSize (1) messages'),
+      expect.stringContaining('(3 of this code in the last minute, this the latest)'),
+    ]);
 
     const heard = await run(process.execPath, [fullQueue, server.url, 'drop'], { env, timeout: 10_000 });
     expect(JSON.parse(heard.stdout).dropped).toBe(4);
@@ -70,27 +74,43 @@ describe('a dropped call nobody hears of', () => {
     const { stdout, stderr } = await run(process.execPath, [fullQueue, server.url, 'error'], { env: { ...process.env, DEBUG: '' }, timeout: 10_000 });
     expect(JSON.parse(stdout).dropped).toBe(4);
     const lines = stderr.trimEnd().split('\n');
-    expect(lines).toEqual([expect.stringContaining('ERR_QUEUE_FULL')]);
+    expect(lines).toEqual([expect.stringContaining('ERR_QUEUE_FULL'), expect.stringContaining('ERR_QUEUE_FULL')]);
     expect(lines[0]).toContain('Listen to the `drop` event or pass the call a callback, or set `logger` or `silent`');
     expect(lines[0]).not.toContain('`error` event');
   });
 });
 
 describe('UnheardFailures', () => {
-  it('writes the first failure of each code, then one per code per minute with the count left out', () => {
+  it('writes the first failure of each code, then, when its minute ends, the latest held back with how many were', () => {
     vi.useFakeTimers();
     const lines: string[] = [];
     const unheard = new UnheardFailures('wk#1', (line) => lines.push(line));
-    for (let i = 0; i < 3; i += 1) unheard.report(new HttpError(400, 'bad batch'), 'error');
+    for (let i = 0; i < 3; i += 1) unheard.report(new HttpError(400, `bad batch ${i}`), 'error');
     unheard.report(new NetworkError('POST http://x failed: ECONNREFUSED'), 'error');
     expect(lines.map((line) => line.split(':')[0])).toEqual(['batched-analytics [wk#1] ERR_HTTP', 'batched-analytics [wk#1] ERR_NETWORK']);
 
+    // No other failure of the code comes: what was held back is written all the same.
     vi.advanceTimersByTime(59_999);
-    unheard.report(new HttpError(400, 'bad batch'), 'error');
     expect(lines).toHaveLength(2);
     vi.advanceTimersByTime(1);
-    unheard.report(new HttpError(400, 'bad batch'), 'error');
     expect(lines).toHaveLength(3);
-    expect(lines[2]).toContain('Request failed with status 400: bad batch (3 more ERR_HTTP since the last line)');
+    expect(lines[2]).toContain('ERR_HTTP: Request failed with status 400: bad batch 2 (2 of this code in the last minute, this the latest)');
+    // The next starts another minute.
+    unheard.report(new HttpError(400, 'bad batch 3'), 'error');
+    expect(lines).toHaveLength(3);
+    vi.advanceTimersByTime(60_000);
+    expect(lines[3]).toContain('bad batch 3 (1 of this code in the last minute, this the latest)');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('writes what it held back at once when the client closes, leaving no timer', () => {
+    vi.useFakeTimers();
+    const lines: string[] = [];
+    const unheard = new UnheardFailures('wk#1', (line) => lines.push(line));
+    for (let i = 0; i < 4; i += 1) unheard.report(new HttpError(500, 'down'), 'error');
+    unheard.close();
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain('(3 of this code in the last minute, this the latest)');
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
