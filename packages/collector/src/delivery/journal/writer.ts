@@ -113,8 +113,11 @@ export class JournalWriter {
     const reserved = await this.#reserve.setAside();
     const caughtUp = await this.#writeDeferred();
     const items = batch.filter((item) => item.bytes.length > 0);
+    const deferrable = items.filter((item) => item.deferrable !== undefined);
+    // Behind what still waits, so that a delivery's records reach the journal in their order.
+    if (!caughtUp) for (const item of deferrable) this.#deferred.add(item.deferrable!);
     const held = new Set(reserved && caughtUp ? undefined : items.filter((item) => item.deferrable === undefined));
-    const written = held.size === 0 ? items : items.filter((item) => item.deferrable !== undefined);
+    const written = !caughtUp ? [] : held.size === 0 ? items : deferrable;
     const refused = written.length > 0 ? await this.write(written) : new Set<Queued>();
     if (!this.#closing) await this.#maintain().catch((error: unknown) => this.#report.warn('collector: journal compaction failed: %s', messageOf(error)));
     const waiting = held.size === 0 ? undefined : caughtUp ? new StoreUnavailableError('the disk is full: the room set aside for settlements is in use until it can be set aside again') : this.#refusal;
