@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { signStandard as signNode } from '../../src/webhooks/signature.js';
@@ -92,8 +92,35 @@ describe('verifyStandardWebhook', () => {
     ['a truncated signature', { ...good, 'webhook-signature': good['webhook-signature']!.slice(0, -4) }],
     ['a signature that is not base64', { ...good, 'webhook-signature': 'v1,!!!!' }],
     ['a header sent twice', { ...good, 'webhook-signature': [good['webhook-signature']!, good['webhook-signature']!] }],
+    // Node's req.headers and Fetch's Headers join a repeated header with ", ", which no signature holds.
+    ['a header sent twice, joined as Node joins it', { ...good, 'webhook-signature': `v1,AAAA, ${good['webhook-signature']!}` }],
   ])('returns false for %s, without throwing', async (_label, headers) => {
     expect(await verifyStandardWebhook(body, headers as Record<string, string>, secret)).toBe(false);
+  });
+
+  it('returns false for a signature header Fetch joined from two', async () => {
+    const headers = new Headers({ 'webhook-id': good['webhook-id']!, 'webhook-timestamp': good['webhook-timestamp']! });
+    headers.append('webhook-signature', 'v1,AAAA');
+    headers.append('webhook-signature', good['webhook-signature']!);
+    expect(await verifyStandardWebhook(body, headers, secret)).toBe(false);
+  });
+
+  // A stranger may send hundreds of signatures in one header: each secret's HMAC is computed once
+  // and compared with each of them, not computed again per signature.
+  it('computes one HMAC per secret, however many signatures the header holds', async () => {
+    const junk = Array.from({ length: 300 }, (_, n) => `v1,${btoa(String.fromCharCode(...Array.from({ length: 32 }, (_, i) => (n + i) % 256)))}`);
+    const secrets = [newSecret(32), newSecret(32), secret];
+    const headers = { ...good, 'webhook-signature': [...junk, good['webhook-signature']!].join(' ') };
+    const sign = vi.spyOn(crypto.subtle, 'sign');
+    const verify = vi.spyOn(crypto.subtle, 'verify');
+    try {
+      expect(await verifyStandardWebhook(body, headers, secrets)).toBe(true);
+      expect(await verifyStandardWebhook(body, { ...headers, 'webhook-signature': junk.join(' ') }, secrets)).toBe(false);
+      expect(sign.mock.calls.length + verify.mock.calls.length).toBe(2 * secrets.length);
+    } finally {
+      sign.mockRestore();
+      verify.mockRestore();
+    }
   });
 
   it('returns false for no secret, an empty or malformed one, and a body that is neither text nor bytes', async () => {
