@@ -140,19 +140,17 @@ export class BatchSender {
     }
   }
 
-  /** Whether {@link abort} was called. */
-  get aborted(): boolean {
-    return this.#abort.signal.aborted;
-  }
-
   /** Ends every attempt and retry wait in progress with `reason` (the `close()` deadline). */
   abort(reason: DeliveryError): void {
     this.#abort.abort(reason);
   }
 
-  /** Releases the client's own connections: gracefully, or at once after an abort. */
+  /**
+   * Releases the client's own connections, at once: every batch has settled by now, and what they
+   * may still be doing is reading the rest of a 2xx body nobody needs.
+   */
   async close(): Promise<void> {
-    await this.#connection.close(this.aborted);
+    await this.#connection.close(true);
   }
 }
 

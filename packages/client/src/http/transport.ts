@@ -28,7 +28,7 @@ export interface PostRequest {
 const ERROR_BODY_CHARS = 500;
 
 /**
- * Sends one POST and resolves with the status when it is 2xx.
+ * Sends one POST and resolves with the status when it is 2xx, as soon as the status arrives.
  * @throws {HttpError} any other status, with the response's message and `Retry-After`.
  * @throws {TimeoutError} no complete response within `timeout`.
  * @throws {NetworkError} the request could not be made (refused, reset, DNS, TLS).
@@ -40,11 +40,14 @@ export async function post(req: PostRequest): Promise<number> {
   const onAbort = () => abort.abort(req.signal?.reason);
   if (req.signal?.aborted) onAbort();
   else req.signal?.addEventListener('abort', onAbort, { once: true });
+  let draining: Promise<void> | undefined;
   try {
     const { url, body, headers } = req;
     const response = await req.connection.send({ url, body, headers, abort });
     if (response.status >= 200 && response.status < 300) {
-      await response.discard();
+      // The status is the answer: its body is read and dropped after (so that the connection can
+      // carry another request), within the same timeout, without holding up the caller.
+      draining = response.discard();
       return response.status;
     }
     const text = await response.text();
@@ -56,8 +59,12 @@ export async function post(req: PostRequest): Promise<number> {
     if (error instanceof DeliveryError) throw error;
     throw new NetworkError(`POST ${new URL(req.url).origin} failed: ${describeCause(error)}`, error);
   } finally {
-    clearTimeout(timer);
-    req.signal?.removeEventListener('abort', onAbort);
+    const done = () => {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    };
+    if (draining === undefined) done();
+    else void draining.then(done, done);
   }
 }
 

@@ -346,7 +346,9 @@ export class WebhookDestination {
     for (const lane of this.#lanes) lane.wakeAll();
     for (const limit of this.#rateLimits) limit?.close(reason);
     await this.#pending.settled();
-    await this.#connection.close();
+    // Every delivery has settled: what its connections may still do is read the rest of a 2xx
+    // body nobody needs.
+    await this.#connection.close(true);
   }
 
   #track<T>(work: Promise<T>): Promise<T> {

@@ -18,6 +18,7 @@ import {
   type WebhookSettings,
 } from '../../src/webhooks/index.js';
 import { record } from '../../../../test/helpers/events.js';
+import { startLoopback } from '../../../../test/helpers/loopback.js';
 import { selfSignedCertificate } from '../../../../test/helpers/certificate.js';
 import { type Receiver, type Reply, sequence, startReceiver, status } from '../../../../test/helpers/receiver.js';
 
@@ -58,6 +59,35 @@ describe('on()', () => {
 });
 
 describe('WebhookDestination against loopback receivers', () => {
+  // A 2xx is the receiver's answer: what follows it in its body changes nothing, so deliver() does
+  // not wait for it (up to `timeout`), and a close() meanwhile cannot turn it into a failure.
+  it('resolves at a 2xx status, not when its body ends', async () => {
+    let trickling: NodeJS.Timeout | undefined;
+    let bodyEnded = false;
+    const receiver = await startLoopback((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.flushHeaders();
+      let left = 40;
+      trickling = setInterval(() => {
+        if (res.destroyed) return clearInterval(trickling);
+        res.write('.');
+        if (--left === 0) {
+          clearInterval(trickling);
+          bodyEnded = true;
+          res.end();
+        }
+      }, 250);
+    });
+    cleanup.push(async () => {
+      clearInterval(trickling);
+      await receiver.close();
+    });
+    const dest = destination({ webhooks: [{ url: receiver.url }] }, { timeout: 30_000 });
+    const outcome = await dest.deliver(track);
+    expect(outcome).toMatchObject({ delivered: true, attempts: 1 });
+    expect(bodyEnded).toBe(false);
+  }, 20_000);
+
   it('POSTs the spec body, signed over the exact bytes received, to every URL with only its own headers', async () => {
     const a = await receiver();
     const b = await receiver();
