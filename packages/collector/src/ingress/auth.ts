@@ -112,10 +112,18 @@ export class Access {
   /**
    * Lets the request send deliveries again or ask for deletions, or refuses it.
    * @param what what the request asks for, for the message.
-   * @throws {RequestError} 403 when the config has no `adminToken` or the credentials are the read token's; {@link Unauthorized} without credentials.
+   * @throws {RequestError} 403 when the config has no `adminToken`, the credentials are the read
+   * token's, or a signed-in browser sends it from a page of another origin; {@link Unauthorized}
+   * without credentials.
    */
   requireAdmin(req: IncomingMessage, what: string): void {
     if (!this.#hasAdmin) throw new RequestError(403, 'ERR_FORBIDDEN', `${what} is off: the config has no \`adminToken\``);
+    // Without a token the credentials can only be the session cookie, which a browser also sends
+    // from a page of another port of this host or a sibling subdomain: SameSite counts them the
+    // same site. A token cannot come from another page without a preflight, which these routes refuse.
+    if (req.headers.authorization === undefined && fromAnotherOrigin(req)) {
+      throw new RequestError(403, 'ERR_FORBIDDEN', `${what} from a page of another origin is refused: a signed-in browser asks for it from the live page only`);
+    }
     const role = this.#roleOf(req);
     if (role === 'admin') return;
     if (role === 'reader') throw new RequestError(403, 'ERR_FORBIDDEN', `${what} needs the \`adminToken\`: the read token only reads`);
@@ -152,6 +160,17 @@ export class Access {
     for (const entry of this.#tokens) if (sameDigest(given, entry.token)) role = entry.role;
     return role;
   }
+}
+
+/** Whether a browser sent the request from a page of another origin than the collector's own. */
+function fromAnotherOrigin(req: IncomingMessage): boolean {
+  const site = req.headers['sec-fetch-site'];
+  // What the browser itself says, behind a proxy that rewrites Host too.
+  if (typeof site === 'string') return site !== 'same-origin' && site !== 'none';
+  const origin = req.headers.origin;
+  // No Origin: not a browser's form or fetch (browsers send one with every POST).
+  if (origin === undefined) return false;
+  return URL.parse(origin)?.host !== req.headers.host;
 }
 
 const NO_TOKEN = 'This collector shows its messages only to requests from its own host: a request a proxy relayed needs a token, and the config has none (add `readToken` or `adminToken`)';

@@ -138,6 +138,29 @@ describe('listening on every address (0.0.0.0)', () => {
     const proxied = await signIn(READER, { 'x-forwarded-proto': 'https' });
     expect(proxied.headers.get('set-cookie')).toMatch(/; Secure/i);
   });
+
+  // SameSite=Strict does not keep out a page of another port of the same host, or of a sibling
+  // subdomain: they are the same site. A signed-in browser's request that changes state must come
+  // from the live page itself.
+  it('refuses a replay or a deletion a page of another origin sends with the session cookie, and takes the live page\'s own', async () => {
+    const { collector, id } = await exposed();
+    const port = new URL(collector.url).port;
+    const page = `http://localhost:${port}`;
+    const signedIn = await fetch(`${page}/session`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: ADMIN }), redirect: 'manual' });
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const post = (path: string, body: string, headers: Record<string, string>) =>
+      fetch(`${page}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'text/plain', ...headers }, body });
+    const attacker = 'http://localhost:9400';
+    const crossOrigin: Record<string, string>[] = [{ origin: attacker, 'sec-fetch-site': 'same-site' }, { origin: attacker }, { 'sec-fetch-site': 'cross-site' }];
+    for (const headers of crossOrigin) {
+      const deletion = await post('/v1/deletions', '{"userId":"victim"}', headers);
+      expect([headers, deletion.status, (await deletion.json()).code]).toEqual([headers, 403, 'ERR_FORBIDDEN']);
+      expect((await post(`/v1/deliveries/${id}/replay`, '{}', headers)).status).toBe(403);
+    }
+    // The live page's own requests, and a token (which no other page can send without a preflight).
+    expect((await post('/v1/deletions', '{"userId":"u"}', { origin: page, 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await postJson(`${collector.url}/v1/deletions`, { userId: 'u' }, { ...bearer(ADMIN), origin: attacker })).status).toBe(200);
+  });
 });
 
 describe('listening on loopback', () => {
