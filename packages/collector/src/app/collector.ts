@@ -189,6 +189,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       const nextAccess = new Access(kept);
       nextAccess.listening(address);
       context.access = nextAccess;
+      // A stream was let in by the tokens it opened with: one of them may be revoked.
+      if (kept.adminToken !== context.config.adminToken || kept.readToken !== context.config.readToken) hub.endStreams();
       context.config = kept;
       return { restart };
     },

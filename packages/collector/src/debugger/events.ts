@@ -93,13 +93,19 @@ export class EventHub {
     return { events: ids.slice(start, end).reverse().map((id) => this.#events.get(id)!.view), more: start > 0 };
   }
 
-  /** Turns a response into an event stream: the latest `live` events first, then every change. */
-  attach(res: ServerResponse, headers: Readonly<Record<string, string>> = {}): void {
+  /**
+   * Turns a response into an event stream: the latest `live` events first, then every change,
+   * until `until` (ms since the epoch: when the credentials it was opened with end), if given.
+   */
+  attach(res: ServerResponse, headers: Readonly<Record<string, string>> = {}, until?: number): void {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', ...headers });
     res.write('retry: 1000\n\n');
     for (const { view } of [...this.#events.values()].slice(-this.#options.live)) res.write(frame(view));
     this.#clients.add(res);
+    // The page reconnects at once, and is asked for credentials again.
+    const ending = until === undefined ? undefined : setTimeout(() => res.end(), Math.max(0, until - Date.now())).unref();
     res.on('close', () => {
+      clearTimeout(ending);
       this.#clients.delete(res);
       if (this.#clients.size === 0) this.#stopWatching();
     });
@@ -108,6 +114,11 @@ export class EventHub {
     }, HEARTBEAT).unref();
     // Other processes' events are read only while someone watches: nobody else needs them live.
     this.#unfollow ??= this.#options.history?.follow?.(this.#options.live, (entries) => this.#merge(entries));
+  }
+
+  /** Ends every stream now (the tokens changed): each page reconnects, showing its credentials again. */
+  endStreams(): void {
+    for (const client of this.#clients) client.end();
   }
 
   /** Ends every stream; resolves once the history has written what it buffered. Can be called again. */

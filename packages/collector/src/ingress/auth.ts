@@ -110,6 +110,14 @@ export class Access {
   }
 
   /**
+   * When what lets the request read ends, for what stays open (the live page's stream): its
+   * session's expiry when it has no token (undefined: nothing ends it but a change of tokens).
+   */
+  readerUntil(req: IncomingMessage): number | undefined {
+    return req.headers.authorization === undefined ? this.#cookies.expiresOf(req.headers.cookie) : undefined;
+  }
+
+  /**
    * Lets the request send deliveries again or ask for deletions, or refuses it.
    * @param what what the request asks for, for the message.
    * @throws {RequestError} 403 when the config has no `adminToken`, the credentials are the read

@@ -173,7 +173,7 @@ export function createHandler(context: ServerContext): RequestListener {
     // The form on its own, for a browser that may read without signing in but wants to send again.
     ['/sign-in', onOwnHost('GET', (_, res) => sendHtml(res, 200, signInPage(), SIGN_IN_HEADERS))],
     ['/session', onOwnHost('POST', (req, res) => signIn(req, res, context.access))],
-    ['/events', live((_, res) => context.hub.attach(res, PAGE_HEADERS))],
+    ['/events', live((req, res) => context.hub.attach(res, PAGE_HEADERS, context.access.readerUntil(req)))],
     ['/history', live((req, res) => sendJson(res, 200, history(req, context.hub), PAGE_HEADERS))],
     ['/metrics', live((_, res) => metrics(res, context.metrics))],
     ['/webhooks', live((_, res) => sendJson(res, 200, failingReceivers(context.webhooks), PAGE_HEADERS))],

@@ -47,6 +47,15 @@ export class SessionCookies {
 
   /** The role of a valid, unexpired session in a `Cookie` header, or undefined. */
   verify(cookieHeader: string | undefined, now = Date.now()): Role | undefined {
+    return this.#session(cookieHeader, now)?.role;
+  }
+
+  /** When a valid, unexpired session in a `Cookie` header ends (ms since the epoch), or undefined. */
+  expiresOf(cookieHeader: string | undefined, now = Date.now()): number | undefined {
+    return this.#session(cookieHeader, now)?.expires;
+  }
+
+  #session(cookieHeader: string | undefined, now: number): { role: Role; expires: number } | undefined {
     const value = cookieHeader
       ?.split(';')
       .map((pair) => pair.trim())
@@ -57,7 +66,7 @@ export class SessionCookies {
     const role = match[1] as Role;
     const expires = Number(match[2]);
     if (!this.#keys.has(role) || expires <= now) return undefined;
-    return sameDigest(Buffer.from(match[3]!), Buffer.from(this.#mac(role, expires))) ? role : undefined;
+    return sameDigest(Buffer.from(match[3]!), Buffer.from(this.#mac(role, expires))) ? { role, expires } : undefined;
   }
 
   #mac(role: Role, expires: number): string {

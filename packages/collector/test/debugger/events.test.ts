@@ -54,6 +54,37 @@ async function followedHub() {
   return { shared, hub, events };
 }
 
+describe('EventHub streams', () => {
+  /** Opens a stream of `hub` attached with `until`, and resolves once the server ends it. */
+  async function streamEnded(hub: EventHub, until: number | undefined, end?: () => void): Promise<boolean> {
+    const server = http.createServer((_, res) => hub.attach(res, {}, until));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new Promise((resolve) => {
+      http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (res) => {
+        const timer = setTimeout(() => resolve(false), 3_000);
+        res.resume().once('end', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        end?.();
+      });
+    });
+  }
+
+  // A session cookie lets a stream in until it expires: the stream must not outlive it.
+  it('ends a stream when the credentials it opened with end', async () => {
+    expect(await streamEnded(new EventHub(), Date.now() + 100)).toBe(true);
+  });
+
+  it('ends every stream when asked (the tokens changed), and no other', async () => {
+    const hub = new EventHub();
+    expect(await streamEnded(hub, undefined)).toBe(false);
+    const other = new EventHub();
+    expect(await streamEnded(other, undefined, () => setTimeout(() => other.endStreams(), 50))).toBe(true);
+  });
+});
+
 describe('EventHub with a shared history', () => {
   it('follows the other processes only while a page is open', async () => {
     const shared = sharedHistory();

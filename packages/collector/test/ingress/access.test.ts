@@ -139,6 +139,25 @@ describe('listening on every address (0.0.0.0)', () => {
     expect(proxied.headers.get('set-cookie')).toMatch(/; Secure/i);
   });
 
+  it('ends an open stream when a reload changes the token it was opened with: the page must show its credentials again', async () => {
+    const { collector } = await exposed();
+    const { port } = new URL(collector.url);
+    const ended = new Promise<boolean>((resolve) => {
+      http.get({ host: '127.0.0.1', port, path: '/events', headers: { host: `localhost:${port}`, ...bearer(READER) } }, (res) => {
+        expect(res.statusCode).toBe(200);
+        const timer = setTimeout(() => resolve(false), 5_000);
+        res.resume().once('end', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        writeConfig(temp.dir, { adminToken: ADMIN, readToken: 'another-reader-token-0123', sources: SOURCES }, 'exposed.json');
+        collector.child.kill('SIGHUP');
+      });
+    });
+    expect(await ended).toBe(true);
+    expect((await get(collector, '/history', bearer(READER))).status).toBe(401);
+  });
+
   // SameSite=Strict does not keep out a page of another port of the same host, or of a sibling
   // subdomain: they are the same site. A signed-in browser's request that changes state must come
   // from the live page itself.
