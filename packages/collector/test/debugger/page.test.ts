@@ -288,4 +288,16 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)(`live event page in Chromium${CHROM
     await page.keyboard.press('Escape');
     expect(ok.requests.filter((request) => request.body.includes('page-twice'))).toHaveLength(1);
   });
+
+  // A bidi override in one field (U+202E) must not reorder the text around it: the arrow of an
+  // alias, the other id, what follows in the row.
+  it('shows each id of a row on its own, so a right-to-left override in one does not reorder the others', async () => {
+    const analytics = new Analytics('wk_web', { endpoint: collector.url });
+    analytics.alias({ previousId: 'anon-1\u202E', userId: 'user-2' });
+    expect(await analytics.close()).toMatchObject({ delivered: 1 });
+    const alias = page.locator('#events tr[data-type="alias"]');
+    await expect.poll(() => alias.count()).toBe(1);
+    expect(await alias.locator('.summary bdi').allTextContents()).toEqual(['anon-1\u202E', 'user-2']);
+    expect(await alias.locator('.origin bdi').allTextContents()).toEqual(['user-2']);
+  });
 });

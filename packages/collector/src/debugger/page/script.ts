@@ -26,14 +26,19 @@ export const SCRIPT = `
     return node;
   }
 
+  // What a sender wrote, isolated: a bidi control in it (U+202E) cannot reorder the text around it.
+  function own(text) {
+    return el('bdi', {}, String(text));
+  }
+
   function summary(m) {
     switch (m.type) {
-      case 'track': return m.event;
-      case 'page': case 'screen': return m.name || (m.properties && m.properties.path) || '';
-      case 'group': return 'group ' + m.groupId;
-      case 'alias': return m.previousId + ' → ' + m.userId;
-      case 'identify': return (m.traitNames || Object.keys(m.traits || {})).join(', ');
-      default: return '';
+      case 'track': return [own(m.event)];
+      case 'page': case 'screen': return [own(m.name || (m.properties && m.properties.path) || '')];
+      case 'group': return ['group ', own(m.groupId)];
+      case 'alias': return [own(m.previousId), ' → ', own(m.userId)];
+      case 'identify': return (m.traitNames || Object.keys(m.traits || {})).flatMap((name, i) => i === 0 ? [own(name)] : [', ', own(name)]);
+      default: return [];
     }
   }
 
@@ -57,7 +62,7 @@ export const SCRIPT = `
     const row = el('tr', { 'data-id': view.id, 'data-type': m.type, 'data-status': status, tabindex: '0' },
       el('td', { class: 'time' }, new Date(view.receivedAt).toLocaleTimeString()),
       el('td', {}, view.source),
-      el('td', {}, el('span', { class: 'type' }, m.type), ' ', el('span', { class: 'summary' }, summary(m)), el('div', { class: 'origin' }, who + origin)),
+      el('td', {}, el('span', { class: 'type' }, m.type), ' ', el('span', { class: 'summary' }, ...summary(m)), el('div', { class: 'origin' }, who === '' ? '' : own(who), origin)),
       el('td', {}, ...routing),
       el('td', {}, el('span', { class: 'badge message-status', 'data-status': status }, status)),
       el('td', {}, ...(hooks.length ? hooks : ['—'])));
@@ -176,7 +181,7 @@ export const SCRIPT = `
     const requests = d.requests.map((r) => el('div', { class: 'request' }, el('h3', {}, 'POST ', el('code', {}, r.url)),
       el('pre', { class: 'headers' }, Object.entries(r.headers).map(([k, v]) => k + ': ' + v).join('\\n'))));
     body.replaceChildren(
-      el('p', {}, el('span', { class: 'badge', 'data-status': view.status }, view.status), ' ', view.source, ' · ', view.message.type, ' ', summary(view.message),
+      el('p', {}, el('span', { class: 'badge', 'data-status': view.status }, view.status), ' ', view.source, ' · ', view.message.type, ' ', ...summary(view.message),
         view.replayOf ? el('span', { class: 'note' }, 'sent again from event ' + view.replayOf) : undefined,
         view.duplicateOf ? el('span', { class: 'note' }, 'a duplicate of the message first accepted at ' + new Date(view.duplicateOf.firstAcceptedAt).toLocaleString() + ': not forwarded') : undefined),
       el('h2', {}, 'Accepted message'), el('pre', { class: 'message' }, JSON.stringify(view.message, null, 2)),
