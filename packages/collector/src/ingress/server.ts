@@ -301,7 +301,13 @@ function dispatch(routeOf: (pathname: string) => Route | undefined, report: Repo
       if (error instanceof StoreUnavailableError) {
         report.error('collector: %s %s refused, the store is unavailable: %s', req.method, pathname, error.message);
         headers['retry-after'] = String(error.retryAfter);
-        error = new RequestError(503, error.code, `The collector cannot record this now (${error.message}); nothing was recorded: send it again after ${error.retryAfter} s`);
+        error = new RequestError(
+          503,
+          error.code,
+          req.method === 'GET'
+            ? `The collector cannot read its store now (${error.message}): try again after ${error.retryAfter} s`
+            : `The collector cannot record this now (${error.message}); nothing was recorded: send it again after ${error.retryAfter} s`,
+        );
       } else if (!(error instanceof RequestError)) {
         report.error('collector: %s %s failed: %O', req.method, pathname, error);
         error = new RequestError(500, 'ERR_INTERNAL', 'The collector could not accept the request; nothing was recorded');

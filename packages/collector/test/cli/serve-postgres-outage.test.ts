@@ -141,6 +141,11 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`serve --store, database outages${P
         .toMatch(/ WARN collector: the PostgreSQL connection listening on batched_analytics_work was lost: terminating connection due to administrator command \(SQLSTATE 57P01\)\n/);
       expect(collector.stderr()).toMatch(/ ERROR collector: POST \/v1\/batch refused, the store is unavailable: PostgreSQL: /);
       expect(collector.stderr()).not.toMatch(/^\s+at /m);
+      // A lookup is a read: it is told so, not that nothing was recorded.
+      const lookup = await fetch(`${collector.url}/v1/messages/before`);
+      expect(lookup.status).toBe(503);
+      expect(lookup.headers.get('retry-after')).toBe('5');
+      expect((await lookup.json()).error).toMatch(/^The collector cannot read its store now \(PostgreSQL: .*\): try again after 5 s$/);
     } finally {
       await cluster().startUp();
     }
