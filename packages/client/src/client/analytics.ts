@@ -21,11 +21,10 @@ import {
   type TrackParams,
 } from '../core/message.js';
 import { describe } from '../core/describe.js';
-import { isPlainObject } from '../core/validate.js';
 import { LIMITS } from '../core/limits.js';
 import { constructorArguments, type Options, refuseUnknown, type ResolvedOptions, resolveOptions } from './options.js';
 import { Queue } from '../core/queue.js';
-import { duration, listening } from '../core/validate.js';
+import { duration, isPlainObject, listening } from '../core/validate.js';
 import { BatchSender } from './sender.js';
 import { Spool } from './spool.js';
 import { type Unheard, UnheardFailures } from './unheard.js';

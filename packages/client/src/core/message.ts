@@ -407,9 +407,9 @@ export const DATE_STRING = 'an ISO 8601 date string (`2026-01-31T09:30:00.000Z`,
 /**
  * The time an ISO 8601 date string names, in ms since the epoch; NaN for any other string. Taken:
  * `YYYY-MM-DD`, alone (UTC midnight) or followed by `T` or a space, `hh:mm`, optionally `:ss` and
- * a fraction (read to the ms), and `Z` or an offset `±hh:mm`; the year may be `±YYYYYY`, as
- * `Date#toISOString` writes the years outside 0000 to 9999. Every field in its range, the day in
- * its month, the time within the dates a `Date` holds.
+ * a fraction (read to the ms), and `Z`, an offset (`±hh:mm`, `±hhmm`, `±hh`) or none (UTC); the
+ * year may be `±YYYYYY`, as `Date#toISOString` writes the years outside 0000 to 9999. Every field
+ * in its range, the day in its month, the time within the dates a `Date` holds.
  *
  * Not `Date.parse`: it takes `"1"` (2001), rolls February 31 over into March and reads a time
  * without an offset in the server's time zone, so a mistake became a wrong date, not an error.
